@@ -1,0 +1,3 @@
+module github.com/vkflow/vkflow
+
+go 1.26
