@@ -1,0 +1,854 @@
+/*
+ * baseline.c - raw C Vulkan baseline for the vkflow Go benchmarks.
+ *
+ * Build:
+ *   cc -O2 -std=c11 -Wall -Wextra -o OUT bench/baseline/baseline.c -lvulkan -lm
+ *
+ * Usage:
+ *   baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING]
+ *
+ * SHADER_DIR must contain mul.spv and mul_vec4.spv. Results go to stdout in
+ * Go's benchmark format (BenchmarkC/<name>-<ncpu>\t<iters>\t<ns> ns/op[\t<x> GB/s]);
+ * diagnostics (device, driver, notes) go to stderr. See README.md.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <vulkan/vulkan.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Error handling                                                           */
+/* ------------------------------------------------------------------------ */
+
+#define VK_CHECK(expr)                                                        \
+    do {                                                                      \
+        VkResult vk_check_r_ = (expr);                                        \
+        if (vk_check_r_ != VK_SUCCESS) {                                      \
+            fprintf(stderr, "baseline: %s failed: VkResult %d (line %d)\n",   \
+                    #expr, (int)vk_check_r_, __LINE__);                       \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+static void die(const char *msg)
+{
+    fprintf(stderr, "baseline: %s\n", msg);
+    exit(1);
+}
+
+static void *xaligned_alloc(size_t size)
+{
+    /* size is always a multiple of 64 here, as aligned_alloc requires. */
+    void *p = aligned_alloc(64, size);
+    if (!p)
+        die("out of host memory");
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Constants                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define SMALL_N 1024u                      /* dispatch1024 element count */
+#define BIG_N (16u * 1024u * 1024u)        /* mul16m element count */
+#define MUL_LOCAL_SIZE 64u                 /* mul.spv local_size_x */
+#define MUL_VEC4_LOCAL_SIZE 256u           /* mul_vec4.spv local_size_x */
+#define BYTES_PER_ELEMENT 12.0             /* a + b read, out written */
+
+/* ------------------------------------------------------------------------ */
+/* Device setup shared by the main context and manager_create               */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t g_device_index = 0;
+
+static VkInstance create_instance(void)
+{
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "vkflow-baseline",
+        .applicationVersion = 1,
+        .pEngineName = "vkflow-baseline",
+        .engineVersion = 1,
+        .apiVersion = VK_API_VERSION_1_2,
+    };
+    VkInstanceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pApplicationInfo = &app,
+    };
+    VkInstance instance;
+    VK_CHECK(vkCreateInstance(&ci, NULL, &instance));
+    return instance;
+}
+
+static VkPhysicalDevice pick_physical_device(VkInstance instance)
+{
+    VkPhysicalDevice devs[16];
+    uint32_t count = 16;
+    VkResult r = vkEnumeratePhysicalDevices(instance, &count, devs);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        VK_CHECK(r);
+    if (count == 0)
+        die("no Vulkan physical devices");
+    if (g_device_index >= count) {
+        fprintf(stderr, "baseline: BASELINE_DEVICE=%u but only %u device(s)\n",
+                g_device_index, count);
+        exit(1);
+    }
+    return devs[g_device_index];
+}
+
+static uint32_t find_compute_family(VkPhysicalDevice phys)
+{
+    VkQueueFamilyProperties props[32];
+    uint32_t count = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &count, props);
+    for (uint32_t i = 0; i < count; i++)
+        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            return i;
+    die("no queue family with VK_QUEUE_COMPUTE_BIT");
+    return 0;
+}
+
+static VkDevice create_device(VkPhysicalDevice phys, uint32_t family)
+{
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .timelineSemaphore = VK_TRUE,
+    };
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &f12,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+    };
+    VkDevice device;
+    VK_CHECK(vkCreateDevice(phys, &dci, NULL, &device));
+    return device;
+}
+
+static VkSemaphore create_timeline(VkDevice device)
+{
+    VkSemaphoreTypeCreateInfo tci = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+        .initialValue = 0,
+    };
+    VkSemaphoreCreateInfo sci = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+        .pNext = &tci,
+    };
+    VkSemaphore sem;
+    VK_CHECK(vkCreateSemaphore(device, &sci, NULL, &sem));
+    return sem;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Main context                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size; /* exact requested byte size (descriptor range) */
+    void *map;
+} Buffer;
+
+typedef struct {
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkSemaphore timeline;
+    uint64_t timeline_value;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    uint32_t max_group_count_x;
+
+    VkCommandPool cmd_pool;
+    VkDescriptorPool desc_pool;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipe_layout;
+    VkPipeline pipe_mul;      /* mul.spv */
+    VkPipeline pipe_mul_vec4; /* mul_vec4.spv */
+
+    /* dispatch1024 */
+    Buffer sa, sb, so;
+    VkDescriptorSet set_small;
+    VkCommandBuffer cb_small;
+    int small_verified;
+
+    /* mul16m_* */
+    int have_big;
+    Buffer ba, bb, bo;
+    VkDescriptorSet set_big;
+    VkCommandBuffer cb_vec4;
+    VkCommandBuffer cb_scalar;
+    float *src_a, *src_b, *result;
+    int e2e_verified;
+    int scalar_verified;
+} Ctx;
+
+static uint32_t pick_memory_type(const Ctx *c, uint32_t type_bits)
+{
+    const VkMemoryPropertyFlags hv =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    const VkMemoryPropertyFlags wanted[2] = {
+        hv | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+        hv,
+    };
+    for (int w = 0; w < 2; w++)
+        for (uint32_t i = 0; i < c->mem_props.memoryTypeCount; i++)
+            if ((type_bits & (1u << i)) &&
+                (c->mem_props.memoryTypes[i].propertyFlags & wanted[w]) == wanted[w])
+                return i;
+    die("no HOST_VISIBLE|HOST_COHERENT memory type");
+    return 0;
+}
+
+static Buffer create_buffer(Ctx *c, VkDeviceSize size)
+{
+    Buffer b = {.size = size};
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VK_CHECK(vkCreateBuffer(c->device, &bci, NULL, &b.buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(c->device, b.buffer, &req);
+    VkMemoryAllocateInfo mai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .allocationSize = req.size,
+        .memoryTypeIndex = pick_memory_type(c, req.memoryTypeBits),
+    };
+    VK_CHECK(vkAllocateMemory(c->device, &mai, NULL, &b.memory));
+    VK_CHECK(vkBindBufferMemory(c->device, b.buffer, b.memory, 0));
+    VK_CHECK(vkMapMemory(c->device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.map));
+    return b;
+}
+
+static void destroy_buffer(Ctx *c, Buffer *b)
+{
+    if (b->buffer == VK_NULL_HANDLE)
+        return;
+    vkUnmapMemory(c->device, b->memory);
+    vkDestroyBuffer(c->device, b->buffer, NULL);
+    vkFreeMemory(c->device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+static VkShaderModule load_shader(Ctx *c, const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "baseline: cannot open %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    if (fseek(f, 0, SEEK_END) != 0)
+        die("fseek failed");
+    long len = ftell(f);
+    if (len <= 0 || len % 4 != 0) {
+        fprintf(stderr, "baseline: %s: bad SPIR-V size %ld\n", path, len);
+        exit(1);
+    }
+    rewind(f);
+    uint32_t *code = malloc((size_t)len);
+    if (!code)
+        die("out of host memory");
+    if (fread(code, 1, (size_t)len, f) != (size_t)len) {
+        fprintf(stderr, "baseline: short read on %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    VkShaderModuleCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = (size_t)len,
+        .pCode = code,
+    };
+    VkShaderModule mod;
+    VK_CHECK(vkCreateShaderModule(c->device, &ci, NULL, &mod));
+    free(code);
+    return mod;
+}
+
+static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
+{
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = dispatch_base ? VK_PIPELINE_CREATE_DISPATCH_BASE_BIT : 0,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = mod,
+            .pName = "main",
+        },
+        .layout = c->pipe_layout,
+    };
+    VkPipeline p;
+    VK_CHECK(vkCreateComputePipelines(c->device, VK_NULL_HANDLE, 1, &ci, NULL, &p));
+    return p;
+}
+
+static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
+{
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = c->desc_pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &c->set_layout,
+    };
+    VkDescriptorSet set;
+    VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &set));
+    VkDescriptorBufferInfo infos[3] = {
+        {a->buffer, 0, a->size},
+        {b->buffer, 0, b->size},
+        {o->buffer, 0, o->size},
+    };
+    VkWriteDescriptorSet w = {
+        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        .dstSet = set,
+        .dstBinding = 0,
+        .descriptorCount = 3,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .pBufferInfo = infos,
+    };
+    vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
+    return set;
+}
+
+static VkCommandBuffer alloc_cb(Ctx *c)
+{
+    VkCommandBufferAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = c->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VkCommandBuffer cb;
+    VK_CHECK(vkAllocateCommandBuffers(c->device, &ai, &cb));
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = 0, /* reusable: no ONE_TIME_SUBMIT */
+    };
+    VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+    return cb;
+}
+
+/*
+ * 1-D dispatch of `groups` workgroups. When groups exceeds
+ * maxComputeWorkGroupCount[0] (65535 on lavapipe; mul.spv over 16M floats
+ * needs 262144) the dispatch is split into equal chunks issued with
+ * vkCmdDispatchBase (the pipeline is created with DISPATCH_BASE), so
+ * gl_GlobalInvocationID.x still covers [0, groups*local). The chunks write
+ * disjoint ranges of the output, so no barrier is needed between them.
+ */
+static void record_dispatch_1d(Ctx *c, VkCommandBuffer cb, uint32_t groups)
+{
+    uint32_t max = c->max_group_count_x;
+    if (groups <= max) {
+        vkCmdDispatch(cb, groups, 1, 1);
+        return;
+    }
+    uint32_t chunks = (groups + max - 1) / max;
+    uint32_t per = (groups + chunks - 1) / chunks;
+    for (uint32_t base = 0; base < groups; base += per) {
+        uint32_t n = groups - base < per ? groups - base : per;
+        vkCmdDispatchBase(cb, base, 0, 0, n, 1, 1);
+    }
+}
+
+static void record_mul(Ctx *c, VkCommandBuffer cb, VkPipeline pipe, VkDescriptorSet set,
+                       uint32_t groups, int host_barrier)
+{
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_layout, 0, 1,
+                            &set, 0, NULL);
+    record_dispatch_1d(c, cb, groups);
+    if (host_barrier) {
+        VkMemoryBarrier mb = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+            .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+            .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+        };
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    }
+    VK_CHECK(vkEndCommandBuffer(cb));
+}
+
+/* Submit cb (or nothing when cb is NULL), signalling ++timeline; host-wait it. */
+static void submit_wait(Ctx *c, VkCommandBuffer cb)
+{
+    uint64_t value = ++c->timeline_value;
+    VkTimelineSemaphoreSubmitInfo tsi = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &value,
+    };
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &tsi,
+        .commandBufferCount = cb ? 1u : 0u,
+        .pCommandBuffers = cb ? &cb : NULL,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &c->timeline,
+    };
+    VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+    VkSemaphoreWaitInfo wi = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &c->timeline,
+        .pValues = &value,
+    };
+    VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
+}
+
+/* Deterministic inputs whose products are normal floats (no denormals, no
+ * overflow), so CPU and GPU must agree bit-for-bit. */
+static void fill_inputs(float *a, float *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t h = i * 2654435761u;
+        a[i] = (float)((h >> 8) & 0xFFFF) * (1.0f / 1024.0f) - 32.0f + 0.3f;
+        b[i] = (float)((h >> 16) & 0x3FF) * 0.01f + 0.5f;
+    }
+}
+
+static void verify(const char *what, const float *a, const float *b, const float *out,
+                   uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        float want = a[i] * b[i];
+        if (out[i] != want) {
+            fprintf(stderr, "baseline: %s: verification failed at %u: got %.9g want %.9g\n",
+                    what, i, (double)out[i], (double)want);
+            exit(1);
+        }
+    }
+    fprintf(stderr, "baseline: %s: verified %u elements\n", what, n);
+}
+
+static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_big)
+{
+    memset(c, 0, sizeof *c);
+    c->instance = create_instance();
+    c->phys = pick_physical_device(c->instance);
+
+    VkPhysicalDeviceDriverProperties drv = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+    };
+    VkPhysicalDeviceProperties2 props = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &drv,
+    };
+    vkGetPhysicalDeviceProperties2(c->phys, &props);
+    const VkPhysicalDeviceProperties *p = &props.properties;
+    if (p->apiVersion < VK_API_VERSION_1_2)
+        die("physical device does not support Vulkan 1.2");
+    fprintf(stderr, "baseline: device %u: %s (Vulkan %u.%u.%u), driver %s %s\n",
+            g_device_index, p->deviceName, VK_API_VERSION_MAJOR(p->apiVersion),
+            VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion),
+            drv.driverName, drv.driverInfo);
+    c->max_group_count_x = p->limits.maxComputeWorkGroupCount[0];
+
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 f2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &f12,
+    };
+    vkGetPhysicalDeviceFeatures2(c->phys, &f2);
+    if (!f12.timelineSemaphore)
+        die("device lacks the timelineSemaphore feature");
+
+    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+    c->family = find_compute_family(c->phys);
+    c->device = create_device(c->phys, c->family);
+    vkGetDeviceQueue(c->device, c->family, 0, &c->queue);
+    c->timeline = create_timeline(c->device);
+
+    if (!need_small && !need_big)
+        return;
+
+    VkCommandPoolCreateInfo cpci = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .queueFamilyIndex = c->family,
+    };
+    VK_CHECK(vkCreateCommandPool(c->device, &cpci, NULL, &c->cmd_pool));
+
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 6};
+    VkDescriptorPoolCreateInfo dpci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 2,
+        .poolSizeCount = 1,
+        .pPoolSizes = &ps,
+    };
+    VK_CHECK(vkCreateDescriptorPool(c->device, &dpci, NULL, &c->desc_pool));
+
+    VkDescriptorSetLayoutBinding binds[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        binds[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    }
+    VkDescriptorSetLayoutCreateInfo dslci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = 3,
+        .pBindings = binds,
+    };
+    VK_CHECK(vkCreateDescriptorSetLayout(c->device, &dslci, NULL, &c->set_layout));
+    VkPipelineLayoutCreateInfo plci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &c->set_layout,
+    };
+    VK_CHECK(vkCreatePipelineLayout(c->device, &plci, NULL, &c->pipe_layout));
+
+    /* mul.spv is used by dispatch1024 and mul16m_kernel_scalar. */
+    uint32_t scalar_groups_big = BIG_N / MUL_LOCAL_SIZE;
+    int mul_needs_base = need_big && scalar_groups_big > c->max_group_count_x;
+    if (mul_needs_base)
+        fprintf(stderr,
+                "baseline: note: mul.spv over %u floats needs %u workgroups > "
+                "maxComputeWorkGroupCount[0]=%u; splitting with vkCmdDispatchBase\n",
+                BIG_N, scalar_groups_big, c->max_group_count_x);
+    VkShaderModule mod = load_shader(c, shader_dir, "mul.spv");
+    c->pipe_mul = create_pipeline(c, mod, mul_needs_base);
+    vkDestroyShaderModule(c->device, mod, NULL);
+
+    if (need_small) {
+        c->sa = create_buffer(c, SMALL_N * sizeof(float));
+        c->sb = create_buffer(c, SMALL_N * sizeof(float));
+        c->so = create_buffer(c, SMALL_N * sizeof(float));
+        fill_inputs(c->sa.map, c->sb.map, SMALL_N);
+        memset(c->so.map, 0, SMALL_N * sizeof(float));
+        c->set_small = create_set(c, &c->sa, &c->sb, &c->so);
+        c->cb_small = alloc_cb(c);
+        record_mul(c, c->cb_small, c->pipe_mul, c->set_small, SMALL_N / MUL_LOCAL_SIZE, 0);
+    }
+
+    if (need_big) {
+        c->have_big = 1;
+        mod = load_shader(c, shader_dir, "mul_vec4.spv");
+        c->pipe_mul_vec4 = create_pipeline(c, mod, 0);
+        vkDestroyShaderModule(c->device, mod, NULL);
+
+        size_t bytes = (size_t)BIG_N * sizeof(float);
+        c->ba = create_buffer(c, bytes);
+        c->bb = create_buffer(c, bytes);
+        c->bo = create_buffer(c, bytes);
+        c->src_a = xaligned_alloc(bytes);
+        c->src_b = xaligned_alloc(bytes);
+        c->result = xaligned_alloc(bytes);
+        fill_inputs(c->src_a, c->src_b, BIG_N);
+        memset(c->result, 0, bytes);
+        /* Kernel-only workloads read whatever a and b hold: give them the
+         * real inputs even if mul16m_e2e is filtered out. */
+        memcpy(c->ba.map, c->src_a, bytes);
+        memcpy(c->bb.map, c->src_b, bytes);
+        memset(c->bo.map, 0, bytes);
+        c->set_big = create_set(c, &c->ba, &c->bb, &c->bo);
+
+        c->cb_vec4 = alloc_cb(c);
+        record_mul(c, c->cb_vec4, c->pipe_mul_vec4, c->set_big,
+                   BIG_N / 4 / MUL_VEC4_LOCAL_SIZE, 1);
+        c->cb_scalar = alloc_cb(c);
+        record_mul(c, c->cb_scalar, c->pipe_mul, c->set_big, scalar_groups_big, 1);
+    }
+}
+
+static void ctx_destroy(Ctx *c)
+{
+    VK_CHECK(vkDeviceWaitIdle(c->device));
+    destroy_buffer(c, &c->sa);
+    destroy_buffer(c, &c->sb);
+    destroy_buffer(c, &c->so);
+    destroy_buffer(c, &c->ba);
+    destroy_buffer(c, &c->bb);
+    destroy_buffer(c, &c->bo);
+    free(c->src_a);
+    free(c->src_b);
+    free(c->result);
+    /* Destroying the pools frees the command buffers and descriptor sets. */
+    if (c->cmd_pool)
+        vkDestroyCommandPool(c->device, c->cmd_pool, NULL);
+    if (c->desc_pool)
+        vkDestroyDescriptorPool(c->device, c->desc_pool, NULL);
+    if (c->pipe_mul)
+        vkDestroyPipeline(c->device, c->pipe_mul, NULL);
+    if (c->pipe_mul_vec4)
+        vkDestroyPipeline(c->device, c->pipe_mul_vec4, NULL);
+    if (c->pipe_layout)
+        vkDestroyPipelineLayout(c->device, c->pipe_layout, NULL);
+    if (c->set_layout)
+        vkDestroyDescriptorSetLayout(c->device, c->set_layout, NULL);
+    vkDestroySemaphore(c->device, c->timeline, NULL);
+    vkDestroyDevice(c->device, NULL);
+    vkDestroyInstance(c->instance, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workloads: each runs n iterations                                        */
+/* ------------------------------------------------------------------------ */
+
+static void w_dispatch1024(Ctx *c, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        submit_wait(c, c->cb_small);
+    if (!c->small_verified) {
+        verify("dispatch1024", c->sa.map, c->sb.map, c->so.map, SMALL_N);
+        c->small_verified = 1;
+    }
+}
+
+static void w_empty_submit(Ctx *c, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        submit_wait(c, VK_NULL_HANDLE);
+}
+
+static void w_mul16m_e2e(Ctx *c, uint64_t n)
+{
+    const size_t bytes = (size_t)BIG_N * sizeof(float);
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(c->ba.map, c->src_a, bytes);
+        memcpy(c->bb.map, c->src_b, bytes);
+        submit_wait(c, c->cb_vec4);
+        memcpy(c->result, c->bo.map, bytes);
+        if (!c->e2e_verified) {
+            verify("mul16m_e2e", c->src_a, c->src_b, c->result, BIG_N);
+            c->e2e_verified = 1;
+        }
+    }
+}
+
+static void w_mul16m_kernel_vec4(Ctx *c, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        submit_wait(c, c->cb_vec4);
+}
+
+static void w_mul16m_kernel_scalar(Ctx *c, uint64_t n)
+{
+    if (!c->scalar_verified && n > 0) {
+        /* Clear the output so a stale vec4 result cannot pass the check. */
+        memset(c->bo.map, 0, (size_t)BIG_N * sizeof(float));
+        submit_wait(c, c->cb_scalar);
+        verify("mul16m_kernel_scalar", c->src_a, c->src_b, c->bo.map, BIG_N);
+        c->scalar_verified = 1;
+        n--;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        submit_wait(c, c->cb_scalar);
+}
+
+static void w_manager_create(Ctx *c, uint64_t n)
+{
+    (void)c;
+    for (uint64_t i = 0; i < n; i++) {
+        VkInstance inst = create_instance();
+        VkPhysicalDevice phys = pick_physical_device(inst);
+        uint32_t family = find_compute_family(phys);
+        VkDevice dev = create_device(phys, family);
+        VkQueue q;
+        vkGetDeviceQueue(dev, family, 0, &q);
+        VkSemaphore sem = create_timeline(dev);
+        vkDestroySemaphore(dev, sem, NULL);
+        vkDestroyDevice(dev, NULL);
+        vkDestroyInstance(inst, NULL);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Harness                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef void (*WorkFn)(Ctx *, uint64_t);
+
+typedef struct {
+    const char *name;
+    WorkFn fn;
+    double bytes_per_op; /* 0: no GB/s column */
+    int needs_small;
+    int needs_big;
+} Workload;
+
+static const Workload workloads[] = {
+    {"dispatch1024", w_dispatch1024, 0, 1, 0},
+    {"empty_submit", w_empty_submit, 0, 0, 0},
+    {"mul16m_e2e", w_mul16m_e2e, BYTES_PER_ELEMENT * BIG_N, 0, 1},
+    {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, 0, 1},
+    {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, 0, 1},
+    {"manager_create", w_manager_create, 0, 0, 0},
+};
+#define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
+
+#define WARMUP_ITERS 3
+#define NUM_BATCHES 5
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double time_batch(Ctx *c, WorkFn fn, uint64_t n)
+{
+    double t0 = now_ns();
+    fn(c, n);
+    return now_ns() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncpu)
+{
+    const double batch_target = benchtime_s * 1e9 / NUM_BATCHES;
+
+    w->fn(c, WARMUP_ITERS);
+
+    /* Calibrate: grow n until a batch takes at least a tenth of the target. */
+    uint64_t n = 1;
+    double t = time_batch(c, w->fn, n);
+    while (t < batch_target * 0.1 && n < 1000000000ull) {
+        double per = t / (double)n;
+        uint64_t next = per > 0 ? (uint64_t)(batch_target * 0.2 / per) : n * 100;
+        if (next < n * 2)
+            next = n * 2;
+        if (next > n * 100)
+            next = n * 100;
+        n = next;
+        t = time_batch(c, w->fn, n);
+    }
+    double per = t / (double)n;
+    uint64_t iters = per > 0 ? (uint64_t)llround(batch_target / per) : n;
+    if (iters < 1)
+        iters = 1;
+
+    double ns_op[NUM_BATCHES];
+    for (int b = 0; b < NUM_BATCHES; b++)
+        ns_op[b] = time_batch(c, w->fn, iters) / (double)iters;
+    qsort(ns_op, NUM_BATCHES, sizeof ns_op[0], cmp_double);
+    double med = ns_op[NUM_BATCHES / 2];
+
+    printf("BenchmarkC/%s-%ld\t%llu\t%.0f ns/op", w->name, ncpu,
+           (unsigned long long)iters, med);
+    if (w->bytes_per_op > 0)
+        printf("\t%.2f GB/s", w->bytes_per_op / med);
+    printf("\n");
+    fflush(stdout);
+    fprintf(stderr, "baseline: %s: batches ns/op min %.0f median %.0f max %.0f\n",
+            w->name, ns_op[0], med, ns_op[NUM_BATCHES - 1]);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING]\n");
+    exit(2);
+}
+
+static double parse_benchtime(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0) || !isfinite(v))
+        usage();
+    if (*end == 's' && end[1] == '\0')
+        end++; /* accept Go-style "1s" */
+    if (*end != '\0')
+        usage();
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *shader_dir = NULL;
+    const char *filter = NULL;
+    double benchtime = 1.0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1] == '-')
+            a++; /* accept --flag as well */
+        if (strcmp(a, "-benchtime") == 0) {
+            if (++i >= argc)
+                usage();
+            benchtime = parse_benchtime(argv[i]);
+        } else if (strncmp(a, "-benchtime=", 11) == 0) {
+            benchtime = parse_benchtime(a + 11);
+        } else if (strcmp(a, "-run") == 0) {
+            if (++i >= argc)
+                usage();
+            filter = argv[i];
+        } else if (strncmp(a, "-run=", 5) == 0) {
+            filter = a + 5;
+        } else if (a[0] == '-') {
+            usage();
+        } else if (!shader_dir) {
+            shader_dir = a;
+        } else {
+            usage();
+        }
+    }
+    if (!shader_dir)
+        usage();
+
+    const char *dev_env = getenv("BASELINE_DEVICE");
+    if (dev_env && *dev_env) {
+        char *end;
+        unsigned long v = strtoul(dev_env, &end, 10);
+        if (*end != '\0' || v > 1000)
+            die("BASELINE_DEVICE must be a device index");
+        g_device_index = (uint32_t)v;
+    }
+
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+
+    int selected[NUM_WORKLOADS];
+    int need_small = 0, need_big = 0;
+    for (size_t i = 0; i < NUM_WORKLOADS; i++) {
+        selected[i] = !filter || strstr(workloads[i].name, filter) != NULL;
+        if (selected[i]) {
+            need_small |= workloads[i].needs_small;
+            need_big |= workloads[i].needs_big;
+        }
+    }
+
+    Ctx ctx;
+    ctx_init(&ctx, shader_dir, need_small, need_big);
+    for (size_t i = 0; i < NUM_WORKLOADS; i++)
+        if (selected[i])
+            run_workload(&ctx, &workloads[i], benchtime, ncpu);
+    ctx_destroy(&ctx);
+    return 0;
+}

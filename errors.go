@@ -1,0 +1,23 @@
+package vkflow
+
+import (
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	ErrClosed      = core.ErrClosed      // use after Close
+	ErrInvalid     = core.ErrInvalid     // bad argument at the API boundary
+	ErrUnsupported = core.ErrUnsupported // the device lacks a feature
+	ErrPending     = core.ErrPending     // the object is in use by pending GPU work
+	ErrNoDevice    = errNoDevice         // no usable Vulkan device
+
+	ErrDeviceLost        = vk.ErrDeviceLost
+	ErrOutOfDeviceMemory = vk.ErrOutOfDeviceMemory
+	ErrOutOfHostMemory   = vk.ErrOutOfHostMemory
+	ErrTimeout           = vk.ErrTimeout
+)
+
+// StuckError is returned by Close when submitted work never completed.
+type StuckError = core.StuckError

@@ -1,0 +1,266 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Config says how to open a Device on a chosen physical device.
+type Config struct {
+	Physical vk.PhysicalDevice
+	Info     vk.PhysicalDeviceInfo
+	// APIVersion is the instance's requested version; the effective version
+	// is the lower of it and the device's.
+	APIVersion    uint32
+	ComputeQueues int  // logical compute queues wanted (at least 1)
+	TransferQueue bool // a logical transfer queue, on a transfer-only family when there is one
+	Features      vk.Features
+	// StagedDeviceMemory never maps device-local memory for Device tensors,
+	// as on a discrete GPU without resizable BAR.
+	StagedDeviceMemory bool
+	Log                *slog.Logger
+}
+
+// Device is the runtime state of one VkDevice. The Manager owns it.
+type Device struct {
+	VK       *vk.Device
+	Info     vk.PhysicalDeviceInfo
+	Features vk.Features // the features enabled on the device
+	Log      *slog.Logger
+	Cache    vk.PipelineCache
+	Staged   bool // Device tensors go through the staging ring
+
+	queues  []*Queue    // physical queues
+	logical []QueueInfo // logical index -> physical queue
+
+	closed atomic.Bool
+	reg    registry
+	mem    allocator
+	stage  staging
+
+	gcMu    sync.Mutex
+	garbage []*Object
+	gcLen   atomic.Int32
+}
+
+// Open creates the VkDevice with the requested queues and features, the
+// queue timelines and the pipeline cache.
+func Open(cfg Config) (*Device, error) {
+	info := cfg.Info
+	if cfg.ComputeQueues < 1 {
+		cfg.ComputeQueues = 1
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if missing := info.Features.Missing(cfg.Features); len(missing) > 0 {
+		return nil, Unsupported("%s lacks %s", info.Name, strings.Join(missing, ", "))
+	}
+
+	// Pick the compute family with the most queues, and a transfer-only
+	// family when one exists.
+	compute, transfer := -1, -1
+	for i, f := range info.QueueFamilies {
+		if f.Flags&vk.QueueCompute != 0 && (compute < 0 || f.Count > info.QueueFamilies[compute].Count) {
+			compute = i
+		}
+		if f.Flags&vk.QueueTransfer != 0 && f.Flags&(vk.QueueCompute|vk.QueueGraphics) == 0 && transfer < 0 {
+			transfer = i
+		}
+	}
+	if compute < 0 {
+		return nil, Unsupported("%s has no compute queue family", info.Name)
+	}
+	nCompute := min(uint32(cfg.ComputeQueues), info.QueueFamilies[compute].Count)
+	reqs := []vk.QueueRequest{{Family: uint32(compute), Count: nCompute}}
+	if cfg.TransferQueue && transfer >= 0 {
+		reqs = append(reqs, vk.QueueRequest{Family: uint32(transfer), Count: 1})
+	}
+
+	api := min(cfg.APIVersion, info.APIVersion)
+	dev, err := vk.CreateDevice(cfg.Physical, vk.DeviceConfig{Queues: reqs, Features: cfg.Features, APIVersion: api})
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log}
+	d.Staged = cfg.StagedDeviceMemory
+	for _, r := range reqs {
+		for k := uint32(0); k < r.Count; k++ {
+			sem, err := dev.CreateTimeline(0)
+			if err != nil {
+				d.destroy()
+				return nil, err
+			}
+			d.queues = append(d.queues, &Queue{dev: d, Index: len(d.queues), Family: r.Family, InFam: k, handle: dev.Queue(r.Family, k), sem: sem})
+		}
+	}
+	for i := 0; i < cfg.ComputeQueues; i++ {
+		p := i % int(nCompute)
+		d.logical = append(d.logical, QueueInfo{Logical: i, Physical: p, Family: uint32(compute), Index: uint32(p)})
+	}
+	if cfg.TransferQueue {
+		qi := QueueInfo{Logical: len(d.logical), Physical: 0, Family: uint32(compute), Index: 0, Transfer: true}
+		if transfer >= 0 {
+			qi.Physical, qi.Family = int(nCompute), uint32(transfer)
+		}
+		d.logical = append(d.logical, qi)
+	}
+	if d.Cache, err = dev.CreatePipelineCache(nil); err != nil {
+		d.destroy()
+		return nil, err
+	}
+	d.mem.init(d)
+	d.stage.init(d)
+	return d, nil
+}
+
+// Closed reports whether Close has started.
+func (d *Device) Closed() bool { return d.closed.Load() }
+
+// Queues returns the logical queues.
+func (d *Device) Queues() []QueueInfo { return append([]QueueInfo(nil), d.logical...) }
+
+// PhysicalQueues returns the number of physical queues.
+func (d *Device) PhysicalQueues() int { return len(d.queues) }
+
+// Queue returns the physical queue behind logical queue i.
+func (d *Device) Queue(i int) (*Queue, error) {
+	if d.closed.Load() {
+		return nil, Closed("Manager")
+	}
+	if i < 0 || i >= len(d.logical) {
+		return nil, Invalid("queue index %d out of range: the Manager has %d logical queues", i, len(d.logical))
+	}
+	return d.queues[d.logical[i].Physical], nil
+}
+
+// deferDestroy destroys o now if the GPU is done with it, else later.
+func (d *Device) deferDestroy(o *Object) {
+	if o.idle() {
+		o.destroy()
+		return
+	}
+	d.gcMu.Lock()
+	d.garbage = append(d.garbage, o)
+	d.gcLen.Store(int32(len(d.garbage)))
+	d.gcMu.Unlock()
+}
+
+// collect destroys deferred objects the GPU is done with. It is cheap when
+// nothing is deferred.
+func (d *Device) collect() {
+	if d.gcLen.Load() == 0 {
+		return
+	}
+	d.gcMu.Lock()
+	keep := d.garbage[:0]
+	var ready []*Object
+	for _, o := range d.garbage {
+		if o.idle() {
+			ready = append(ready, o)
+		} else {
+			keep = append(keep, o)
+		}
+	}
+	clear(d.garbage[len(keep):])
+	d.garbage = keep
+	d.gcLen.Store(int32(len(keep)))
+	d.gcMu.Unlock()
+	for _, o := range ready {
+		o.destroy()
+	}
+}
+
+// Deferred returns how many objects wait for the GPU before destruction.
+func (d *Device) Deferred() int { return int(d.gcLen.Load()) }
+
+// StuckError reports work that did not complete before Close gave up.
+// Nothing was freed: the GPU may still use it.
+type StuckError struct {
+	Queues []string
+}
+
+func (e *StuckError) Error() string {
+	return "vkflow: Close: GPU work did not complete; leaking device memory instead of freeing it: " + strings.Join(e.Queues, "; ")
+}
+
+// Is makes StuckError match context.DeadlineExceeded.
+func (e *StuckError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Close waits up to timeout for all submitted work, closes every object in
+// the fixed order (sequences, algorithms, tensors, timelines), destroys the
+// device's own objects and the device. A second call returns nil. If the
+// work does not complete in time, nothing is freed and a *StuckError is
+// returned: freeing memory the GPU may still use is never an option.
+func (d *Device) Close(timeout time.Duration) error {
+	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var stuck []string
+	for _, q := range d.queues {
+		v := q.Submitted()
+		if err := q.Wait(ctx, v); err != nil {
+			stuck = append(stuck, fmt.Sprintf("queue %d (family %d) at %d of %d: %v", q.Index, q.Family, q.Completed(), v, err))
+		}
+	}
+	if len(stuck) > 0 {
+		err := &StuckError{Queues: stuck}
+		d.Log.Error("vkflow: device not idle at Close", "err", err)
+		return err
+	}
+	err := d.closeObjects()
+	d.collect()
+	if n := d.Deferred(); n > 0 {
+		err = errors.Join(err, fmt.Errorf("vkflow: Close: %d objects still referenced", n))
+	}
+	d.destroy()
+	return err
+}
+
+// destroy frees the device's own objects and the device.
+func (d *Device) destroy() {
+	d.stage.destroy()
+	d.mem.destroy()
+	if d.Cache != 0 {
+		d.VK.DestroyPipelineCache(d.Cache)
+	}
+	for _, q := range d.queues {
+		d.VK.DestroySemaphore(q.sem)
+	}
+	d.VK.Destroy()
+}
+
+// Owner is anything that hands out the runtime Device: the Manager, and the
+// Device itself. Constructors in tensor, algorithm and sequence take one.
+type Owner interface {
+	Runtime() *Device
+}
+
+// Runtime returns d, so a *Device is an Owner.
+func (d *Device) Runtime() *Device { return d }
+
+// From returns o's device, or an error for a nil or closed owner.
+func From(o Owner) (*Device, error) {
+	if o == nil {
+		return nil, Invalid("nil Manager")
+	}
+	d := o.Runtime()
+	if d == nil {
+		return nil, Closed("Manager")
+	}
+	if d.closed.Load() {
+		return nil, Closed("Manager")
+	}
+	return d, nil
+}

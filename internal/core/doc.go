@@ -1,0 +1,20 @@
+// Package core is vkflow's per-device runtime, shared by the public
+// packages tensor, algorithm, sequence and timeline and by the Manager.
+//
+// It owns, for one VkDevice:
+//   - the physical queues, each with the timeline semaphore that tracks its
+//     completion (no fences anywhere), and the map from logical queue indices
+//     onto them;
+//   - object lifetimes: every tensor, algorithm and sequence embeds an Object
+//     that counts references and records, per physical queue, the last
+//     timeline value that used it; destruction is deferred until the GPU has
+//     passed that value;
+//   - the registry behind Manager.Close, which closes sequences, then
+//     algorithms, then tensors;
+//   - the memory sub-allocator (large blocks per memory type, carved up with
+//     the device's alignment limits) and the one staging ring per device;
+//   - the device's pipeline cache.
+//
+// Imports: vk only, plus the standard library. The public packages import
+// core; core imports none of them.
+package core

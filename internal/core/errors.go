@@ -1,0 +1,31 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. The root package vkflow re-exports them.
+var (
+	// ErrClosed: the object, or the Manager that owns it, is closed.
+	ErrClosed = errors.New("vkflow: use after Close")
+	// ErrInvalid: an argument failed a check at the API boundary.
+	ErrInvalid = errors.New("vkflow: invalid argument")
+	// ErrUnsupported: the device lacks, or was opened without, a feature.
+	ErrUnsupported = errors.New("vkflow: not supported by the device")
+	// ErrPending: the object is still in use by submitted GPU work.
+	ErrPending = errors.New("vkflow: GPU work still pending")
+)
+
+// Invalid returns an error wrapping ErrInvalid with a formatted message.
+func Invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Unsupported returns an error wrapping ErrUnsupported.
+func Unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
+}
+
+// Closed returns an error wrapping ErrClosed that names the object.
+func Closed(what string) error { return fmt.Errorf("%s: %w", what, ErrClosed) }

@@ -1,0 +1,170 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Kind orders objects for Manager.Close: lower kinds close first.
+type Kind int
+
+// Object kinds, in the order the Manager closes them.
+const (
+	KindSequence Kind = iota
+	KindAlgorithm
+	KindTensor
+	KindTimeline
+	numKinds
+)
+
+// Object is the lifetime core of everything a Manager creates.
+//
+// Ownership: the creator holds one reference; every sequence that records
+// the object holds another until it is cleared or closed. When the last
+// reference goes, the destroy function runs once the GPU has passed every
+// timeline value recorded by MarkUse; until then the object waits in the
+// device's deferred list. Close drops the creator's reference exactly once.
+type Object struct {
+	dev     *Device
+	kind    Kind
+	refs    atomic.Int64
+	closed  atomic.Bool
+	uses    []atomic.Uint64 // per physical queue: last timeline value using it
+	destroy func()
+	regID   uint64
+}
+
+// Init registers o with d and takes the creator's reference. destroy frees
+// the Vulkan objects; closer is what Manager.Close calls (usually the public
+// type's Close). It fails with ErrClosed once the device is closing.
+func (o *Object) Init(d *Device, kind Kind, destroy func(), closer func() error) error {
+	o.dev = d
+	o.kind = kind
+	o.destroy = destroy
+	o.uses = make([]atomic.Uint64, len(d.queues))
+	o.refs.Store(1)
+	id, err := d.register(kind, closer)
+	if err != nil {
+		return err
+	}
+	o.regID = id
+	return nil
+}
+
+// Device returns the device the object belongs to.
+func (o *Object) Device() *Device { return o.dev }
+
+// Closed reports whether Close was called, or the device is closed.
+func (o *Object) Closed() bool { return o.closed.Load() || o.dev.closed.Load() }
+
+// Acquire takes a reference for a sequence that records the object.
+func (o *Object) Acquire() { o.refs.Add(1) }
+
+// Release drops a reference; the last one schedules destruction.
+func (o *Object) Release() {
+	if o.refs.Add(-1) == 0 {
+		o.dev.deferDestroy(o)
+	}
+}
+
+// MarkUse records that timeline value v of physical queue q uses o.
+// It allocates nothing.
+func (o *Object) MarkUse(q int, v uint64) {
+	u := &o.uses[q]
+	for {
+		old := u.Load()
+		if v <= old || u.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// LastUse returns the last timeline value of physical queue q that uses o.
+func (o *Object) LastUse(q int) uint64 { return o.uses[q].Load() }
+
+// Close drops the creator's reference. It reports whether this call closed
+// the object (false when it was already closed).
+func (o *Object) Close() bool {
+	if !o.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	o.dev.unregister(o.kind, o.regID)
+	o.Release()
+	return true
+}
+
+// idle reports whether the GPU has passed every recorded use.
+func (o *Object) idle() bool {
+	for i := range o.uses {
+		if v := o.uses[i].Load(); v != 0 && o.dev.queues[i].Completed() < v {
+			return false
+		}
+	}
+	return true
+}
+
+// registry tracks live objects by kind for Manager.Close.
+type registry struct {
+	mu      sync.Mutex
+	closing bool
+	next    uint64
+	objs    [numKinds]map[uint64]func() error
+}
+
+func (d *Device) register(kind Kind, closer func() error) (uint64, error) {
+	r := &d.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing || d.closed.Load() {
+		return 0, Closed("Manager")
+	}
+	r.next++
+	if r.objs[kind] == nil {
+		r.objs[kind] = make(map[uint64]func() error)
+	}
+	r.objs[kind][r.next] = closer
+	return r.next, nil
+}
+
+func (d *Device) unregister(kind Kind, id uint64) {
+	r := &d.reg
+	r.mu.Lock()
+	delete(r.objs[kind], id)
+	r.mu.Unlock()
+}
+
+// closeObjects closes every registered object, kind by kind in order, and
+// returns the first error.
+func (d *Device) closeObjects() error {
+	r := &d.reg
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	var first error
+	for k := Kind(0); k < numKinds; k++ {
+		r.mu.Lock()
+		closers := make([]func() error, 0, len(r.objs[k]))
+		for _, c := range r.objs[k] {
+			closers = append(closers, c)
+		}
+		r.mu.Unlock()
+		for _, c := range closers {
+			if err := c(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Live returns how many objects of each kind are registered.
+func (d *Device) Live() [numKinds]int {
+	r := &d.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n [numKinds]int
+	for k := range r.objs {
+		n[k] = len(r.objs[k])
+	}
+	return n
+}

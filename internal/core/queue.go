@@ -1,0 +1,173 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// waitSlice bounds each blocking vkWaitSemaphores call, so that a wait
+// notices context cancellation within this time.
+const waitSlice = 50 * time.Millisecond
+
+// Queue is one physical VkQueue and the timeline semaphore that counts its
+// submissions: submission n signals value n.
+//
+// Submit is safe for concurrent use; the queue lock covers taking the next
+// value and vkQueueSubmit, so values reach the driver in order.
+type Queue struct {
+	dev    *Device
+	Index  int    // position among the device's physical queues
+	Family uint32 // queue family index
+	InFam  uint32 // index within the family
+	handle vk.Queue
+	sem    vk.Semaphore
+
+	mu        sync.Mutex
+	submitted atomic.Uint64 // last value handed to the driver
+	completed atomic.Uint64 // last value seen completed (a cache)
+}
+
+// Timeline returns the queue's completion semaphore.
+func (q *Queue) Timeline() vk.Semaphore { return q.sem }
+
+// Submitted returns the last timeline value submitted.
+func (q *Queue) Submitted() uint64 { return q.submitted.Load() }
+
+// Lock takes the queue's submission lock, for callers that build a submit
+// themselves (SubmitLocked).
+func (q *Queue) Lock() { q.mu.Lock() }
+
+// Unlock releases the submission lock.
+func (q *Queue) Unlock() { q.mu.Unlock() }
+
+// SubmitLocked submits s, appending the queue's own next timeline value to
+// its signals; the caller holds Lock and owns s's scratch slices. It returns
+// the value that will signal completion.
+func (q *Queue) SubmitLocked(s *vk.Submit) (uint64, error) {
+	v := q.submitted.Load() + 1
+	s.SignalSems = append(s.SignalSems, q.sem)
+	s.SignalValues = append(s.SignalValues, v)
+	if err := vk.QueueSubmit(q.handle, s); err != nil {
+		return 0, err
+	}
+	q.submitted.Store(v)
+	return v, nil
+}
+
+// Submit submits cmd (nil for none) and returns the timeline value that
+// signals its completion. It allocates nothing.
+func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
+	q.mu.Lock()
+	v := q.submitted.Load() + 1
+	err := vk.QueueSubmitSignal(q.handle, cmd, q.sem, v)
+	if err == nil {
+		q.submitted.Store(v)
+	}
+	q.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	q.dev.collect()
+	return v, nil
+}
+
+// Completed returns the last completed timeline value.
+func (q *Queue) Completed() uint64 {
+	c := q.completed.Load()
+	if c >= q.submitted.Load() {
+		return c
+	}
+	v, err := q.dev.VK.SemaphoreValue(q.sem)
+	if err != nil {
+		return c
+	}
+	q.markCompleted(v)
+	return v
+}
+
+func (q *Queue) markCompleted(v uint64) {
+	for {
+		old := q.completed.Load()
+		if v <= old || q.completed.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// Done reports whether value v has completed, without blocking.
+func (q *Queue) Done(v uint64) bool { return q.Completed() >= v }
+
+// Wait blocks until value v completes or ctx ends. It waits in bounded
+// slices so cancellation and deadlines are honoured, returns ctx.Err() when
+// the context ends first, and allocates nothing.
+func (q *Queue) Wait(ctx context.Context, v uint64) error {
+	if q.completed.Load() >= v {
+		return nil
+	}
+	if err := q.dev.WaitSemaphore(ctx, q.sem, v); err != nil {
+		return err
+	}
+	q.markCompleted(v)
+	q.dev.collect()
+	return nil
+}
+
+// WaitSemaphore waits until sem reaches v in bounded slices, honouring ctx.
+// It allocates nothing.
+func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) error {
+	done := ctx.Done()
+	for {
+		slice := waitSlice
+		if dl, ok := ctx.Deadline(); ok {
+			left := time.Until(dl)
+			if left <= 0 {
+				if err := d.VK.WaitSemaphore(sem, v, 0); err == nil {
+					return nil
+				}
+				return context.DeadlineExceeded
+			}
+			slice = min(slice, left)
+		}
+		err := d.VK.WaitSemaphore(sem, v, uint64(slice))
+		if err == nil {
+			return nil
+		}
+		if !isTimeout(err) {
+			return err
+		}
+		if done != nil {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
+			}
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	e, ok := err.(*vk.Error)
+	return ok && e.Result == vk.Timeout
+}
+
+// QueueInfo describes a logical queue and where it runs.
+type QueueInfo struct {
+	Logical  int
+	Physical int
+	Family   uint32
+	Index    uint32 // index within the family
+	Transfer bool   // requested as the transfer queue
+}
+
+func (i QueueInfo) String() string {
+	kind := "compute"
+	if i.Transfer {
+		kind = "transfer"
+	}
+	return fmt.Sprintf("logical %d (%s) -> family %d queue %d", i.Logical, kind, i.Family, i.Index)
+}

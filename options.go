@@ -1,0 +1,78 @@
+package vkflow
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Option configures New. Options are immutable values; New applies them in
+// order, so a later option overrides an earlier one.
+type Option func(*config)
+
+type config struct {
+	deviceIndex   int // -1: choose
+	deviceName    string
+	computeQueues int
+	transfer      bool
+	validation    bool
+	hook          func(vk.Message)
+	log           *slog.Logger
+	features      *vk.Features
+	staged        bool
+	closeTimeout  time.Duration
+	appName       string
+}
+
+func defaultConfig() config {
+	return config{deviceIndex: -1, computeQueues: 1, closeTimeout: 30 * time.Second, appName: "vkflow"}
+}
+
+// WithDevice selects the physical device by its index in Devices().
+func WithDevice(index int) Option { return func(c *config) { c.deviceIndex, c.deviceName = index, "" } }
+
+// WithDeviceName selects the first device whose name contains substr
+// (case-insensitive).
+func WithDeviceName(substr string) Option {
+	return func(c *config) { c.deviceName, c.deviceIndex = substr, -1 }
+}
+
+// WithQueues asks for compute logical compute queues and, with transfer, a
+// logical transfer queue. Logical queues map onto the physical queues the
+// device has (lavapipe has one); Queues reports the mapping. Sequences name
+// a logical queue by index: compute queues first, then the transfer queue.
+func WithQueues(compute int, transfer bool) Option {
+	return func(c *config) { c.computeQueues, c.transfer = compute, transfer }
+}
+
+// WithValidation loads the Khronos validation layer with synchronization
+// validation, and routes its messages to the logger (and the hook).
+func WithValidation(on bool) Option { return func(c *config) { c.validation = on } }
+
+// WithDebugHook receives every debug-utils message (validation reports)
+// of warning or error severity, in addition to the logger.
+func WithDebugHook(f func(vk.Message)) Option { return func(c *config) { c.hook = f } }
+
+// WithLogger sets the logger; the default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithFeatures enables exactly these device features (timeline semaphores
+// are always enabled). By default every feature vkflow knows that the
+// device supports is enabled. Asking for one the device lacks fails New
+// with ErrUnsupported.
+func WithFeatures(f vk.Features) Option {
+	return func(c *config) { c.features = &f }
+}
+
+// WithStagedDeviceMemory never maps device-local memory for Device tensors,
+// so host access goes through the staging ring, as on a discrete GPU
+// without resizable BAR. Useful to test that path on any device.
+func WithStagedDeviceMemory() Option { return func(c *config) { c.staged = true } }
+
+// WithCloseTimeout bounds how long Close waits for submitted work
+// (default 30s). Past it, Close returns a *StuckError and frees nothing.
+func WithCloseTimeout(d time.Duration) Option { return func(c *config) { c.closeTimeout = d } }
+
+// WithAppName sets the Vulkan application name.
+func WithAppName(name string) Option { return func(c *config) { c.appName = name } }

@@ -1,0 +1,278 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Memory is where a tensor's buffer lives.
+type Memory = core.MemKind
+
+// Memory kinds.
+const (
+	Device  = core.MemDevice  // device-local; zero-copy when host-visible, else staged
+	Host    = core.MemHost    // host-visible, coherent
+	Storage = core.MemStorage // GPU only, no host access
+)
+
+// Owner is what constructors take: a *vkflow.Manager.
+type Owner = core.Owner
+
+// Tensor is a typed N-d array in a Vulkan buffer. Its methods are safe for
+// concurrent use; the host slices it returns are not synchronized with GPU
+// work.
+type Tensor struct {
+	obj   core.Object
+	dev   *core.Device
+	alloc *core.Allocation
+	dtype Dtype
+	shape []int
+	n     int
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	mem Memory
+}
+
+// In places the tensor in memory kind m (default Device).
+func In(m Memory) Option { return func(o *options) { o.mem = m } }
+
+func checkShape(shape []int) (int, error) {
+	if len(shape) == 0 {
+		return 0, core.Invalid("tensor shape is empty")
+	}
+	n := 1
+	for _, s := range shape {
+		if s <= 0 {
+			return 0, core.Invalid("tensor shape %v has a dimension <= 0: zero-length tensors are not allowed", shape)
+		}
+		if n > math.MaxInt/s {
+			return 0, core.Invalid("tensor shape %v overflows", shape)
+		}
+		n *= s
+	}
+	return n, nil
+}
+
+// featureFor returns the device feature a dtype's storage needs, if any.
+func featureFor(d Dtype, f vkFeatures) (string, bool) {
+	switch d {
+	case Int8, Uint8, Bool:
+		return "storageBuffer8BitAccess", f.StorageBuffer8BitAccess
+	case Int16, Uint16:
+		return "storageBuffer16BitAccess", f.StorageBuffer16BitAccess
+	case Float16:
+		return "storageBuffer16BitAccess", f.StorageBuffer16BitAccess
+	case Float64:
+		return "shaderFloat64", f.ShaderFloat64
+	case Int64, Uint64:
+		return "shaderInt64", f.ShaderInt64
+	}
+	return "", true
+}
+
+type vkFeatures = vk.Features
+
+// New creates a zero-filled tensor of dtype and shape (row-major).
+//
+// It fails with ErrInvalid for a bad dtype, an empty or non-positive shape,
+// or a size over the device's maxStorageBufferRange, and with
+// ErrUnsupported when the device was opened without the feature the dtype
+// needs in storage buffers (8-bit and 16-bit storage, shaderFloat64,
+// shaderInt64).
+func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
+	d, err := core.From(o)
+	if err != nil {
+		return nil, err
+	}
+	if !dtype.Valid() {
+		return nil, core.Invalid("unknown dtype %v", dtype)
+	}
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	var op options
+	for _, f := range opts {
+		if f != nil {
+			f(&op)
+		}
+	}
+	if op.mem < Device || op.mem > Storage {
+		return nil, core.Invalid("unknown memory kind %v", op.mem)
+	}
+	if name, ok := featureFor(dtype, d.Features); !ok {
+		return nil, core.Unsupported("%v tensors need the %s feature, which is not enabled on %s", dtype, name, d.Info.Name)
+	}
+	size := uint64(n) * uint64(dtype.Size())
+	if limit := uint64(d.Info.Limits.MaxStorageBufferRange); size > limit {
+		return nil, core.Invalid("tensor of %d bytes exceeds maxStorageBufferRange (%d bytes)", size, limit)
+	}
+	// Buffers are padded to 4 bytes so that Fill covers every element.
+	a, err := d.Alloc(op.mem, (size+3)&^3, vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n}
+	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, t.Close); err != nil {
+		d.Free(a)
+		return nil, err
+	}
+	if a.Mapped != nil {
+		clear(a.Bytes())
+	} else if op.mem == Device {
+		if err := d.Upload(a, 0, make([]byte, a.Size)); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// FromSlice creates a Device tensor holding a copy of data. The shape
+// defaults to [len(data)]; otherwise its product must equal len(data).
+func FromSlice[T Elem](o Owner, data []T, shape ...int) (*Tensor, error) {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	t, err := New(o, DtypeOf[T](), shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := Write(t, data); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Write copies data into the tensor. len(data) must equal t.Len() and T
+// must match the tensor's dtype.
+func Write[T Elem](t *Tensor, data []T) error {
+	if err := t.check(DtypeOf[T]()); err != nil {
+		return err
+	}
+	if len(data) != t.n {
+		return core.Invalid("Write: %d elements into a tensor of %d", len(data), t.n)
+	}
+	src := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), t.Bytes())
+	return t.writeBytes(src)
+}
+
+func (t *Tensor) writeBytes(src []byte) error {
+	a := t.alloc
+	switch {
+	case a.Mapped != nil:
+		copy(a.Bytes(), src)
+		return t.dev.Flush(a)
+	case a.Kind == Storage:
+		return core.Invalid("Write: Storage tensors have no host access; copy from a Host tensor in a sequence")
+	default:
+		return t.dev.Upload(a, 0, src)
+	}
+}
+
+// check validates t for host access as dtype want.
+func (t *Tensor) check(want Dtype) error {
+	if t == nil {
+		return core.Invalid("nil tensor")
+	}
+	if t.obj.Closed() {
+		return core.Closed("tensor")
+	}
+	if want != t.dtype {
+		return core.Invalid("dtype mismatch: tensor is %v, accessed as %v", t.dtype, want)
+	}
+	if t.alloc.Kind == Storage {
+		return core.Invalid("Storage tensors have no host access")
+	}
+	return nil
+}
+
+// view returns the tensor's elements as []T: aliasing mapped memory, or a
+// copy downloaded through the staging ring.
+func view[T Elem](t *Tensor) ([]T, error) {
+	if err := t.check(DtypeOf[T]()); err != nil {
+		return nil, err
+	}
+	a := t.alloc
+	if a.Mapped != nil {
+		if err := t.dev.Invalidate(a); err != nil {
+			return nil, err
+		}
+		return unsafe.Slice((*T)(a.Mapped), t.n), nil
+	}
+	out := make([]T, t.n)
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), t.Bytes())
+	if err := t.dev.Download(a, 0, dst); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Typed accessors. Each returns the elements, aliasing mapped memory when
+// Mapped() is true (valid until Close) and a copy otherwise. The dtype must
+// match.
+func (t *Tensor) Float16s() ([]Half, error)    { return view[Half](t) }
+func (t *Tensor) Float32s() ([]float32, error) { return view[float32](t) }
+func (t *Tensor) Float64s() ([]float64, error) { return view[float64](t) }
+func (t *Tensor) Int8s() ([]int8, error)       { return view[int8](t) }
+func (t *Tensor) Int16s() ([]int16, error)     { return view[int16](t) }
+func (t *Tensor) Int32s() ([]int32, error)     { return view[int32](t) }
+func (t *Tensor) Int64s() ([]int64, error)     { return view[int64](t) }
+func (t *Tensor) Uint8s() ([]uint8, error)     { return view[uint8](t) }
+func (t *Tensor) Uint16s() ([]uint16, error)   { return view[uint16](t) }
+func (t *Tensor) Uint32s() ([]uint32, error)   { return view[uint32](t) }
+func (t *Tensor) Uint64s() ([]uint64, error)   { return view[uint64](t) }
+
+// Bools returns the elements as []bool. Values other than 0 and 1 written
+// by the GPU are not valid Go bools; write only 0 or 1.
+func (t *Tensor) Bools() ([]bool, error) { return view[bool](t) }
+
+// Dtype returns the element type.
+func (t *Tensor) Dtype() Dtype { return t.dtype }
+
+// Shape returns a copy of the shape.
+func (t *Tensor) Shape() []int { return append([]int(nil), t.shape...) }
+
+// Len returns the number of elements.
+func (t *Tensor) Len() int { return t.n }
+
+// Bytes returns the size of the data in bytes.
+func (t *Tensor) Bytes() uint64 { return uint64(t.n) * uint64(t.dtype.Size()) }
+
+// Memory returns where the tensor lives.
+func (t *Tensor) Memory() Memory { return t.alloc.Kind }
+
+// Mapped reports whether host access is zero-copy.
+func (t *Tensor) Mapped() bool { return t.alloc.Mapped != nil }
+
+// Closed reports whether the tensor (or its Manager) is closed.
+func (t *Tensor) Closed() bool { return t == nil || t.obj.Closed() }
+
+func (t *Tensor) String() string {
+	return fmt.Sprintf("Tensor(%v%v, %v)", t.dtype, t.shape, t.alloc.Kind)
+}
+
+// Close releases the tensor. Its memory is freed once no sequence holds it
+// and the GPU has finished every submitted use. Close is idempotent.
+func (t *Tensor) Close() error {
+	if t == nil {
+		return nil
+	}
+	t.obj.Close()
+	return nil
+}
+
+// Object returns the tensor's lifetime object, for vkflow's own packages.
+func (t *Tensor) Object() *core.Object { return &t.obj }
+
+// Allocation returns the tensor's buffer, for vkflow's own packages.
+func (t *Tensor) Allocation() *core.Allocation { return t.alloc }
