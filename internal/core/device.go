@@ -41,8 +41,9 @@ type Device struct {
 	queues  []*Queue    // physical queues
 	logical []QueueInfo // logical index -> physical queue
 
-	closed atomic.Bool
-	reg    registry
+	closed  atomic.Bool // Close has started: no new objects or submits
+	closing atomic.Bool // the device is being destroyed: no Vulkan calls
+	reg     registry
 	mem    allocator
 	stage  staging
 
@@ -224,6 +225,7 @@ func (d *Device) Close(timeout time.Duration) error {
 	if n := d.Deferred(); n > 0 {
 		err = errors.Join(err, fmt.Errorf("vkflow: Close: %d objects still referenced", n))
 	}
+	d.closing.Store(true)
 	d.destroy()
 	return err
 }

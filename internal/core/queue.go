@@ -79,7 +79,7 @@ func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
 // Completed returns the last completed timeline value.
 func (q *Queue) Completed() uint64 {
 	c := q.completed.Load()
-	if c >= q.submitted.Load() {
+	if c >= q.submitted.Load() || q.dev.closed.Load() {
 		return c
 	}
 	v, err := q.dev.VK.SemaphoreValue(q.sem)
@@ -108,6 +108,9 @@ func (q *Queue) Done(v uint64) bool { return q.Completed() >= v }
 func (q *Queue) Wait(ctx context.Context, v uint64) error {
 	if q.completed.Load() >= v {
 		return nil
+	}
+	if q.dev.closing.Load() {
+		return Closed("Manager")
 	}
 	if err := q.dev.WaitSemaphore(ctx, q.sem, v); err != nil {
 		return err

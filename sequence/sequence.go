@@ -1,0 +1,773 @@
+package sequence
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Owner is what New takes: a *vkflow.Manager.
+type Owner = core.Owner
+
+// Pipeline stages and access masks for Barrier (Vulkan synchronization 1).
+const (
+	StageTop      = vk.StageTopOfPipe
+	StageCompute  = vk.StageComputeShader
+	StageTransfer = vk.StageTransfer
+	StageHost     = vk.StageHost
+	StageBottom   = vk.StageBottomOfPipe
+	StageAll      = vk.StageAllCommands
+
+	AccessShaderRead    = vk.AccessShaderRead
+	AccessShaderWrite   = vk.AccessShaderWrite
+	AccessTransferRead  = vk.AccessTransferRead
+	AccessTransferWrite = vk.AccessTransferWrite
+	AccessHostRead      = vk.AccessHostRead
+	AccessHostWrite     = vk.AccessHostWrite
+	AccessMemoryRead    = vk.AccessMemoryRead
+	AccessMemoryWrite   = vk.AccessMemoryWrite
+)
+
+const writeAccess = vk.AccessShaderWrite | vk.AccessTransferWrite | vk.AccessHostWrite | vk.AccessMemoryWrite
+
+// Barrier is an explicit global memory barrier.
+type Barrier struct {
+	SrcStages, SrcAccess uint32
+	DstStages, DstAccess uint32
+}
+
+// Region copies Len elements from element Src of the source to element Dst
+// of the destination.
+type Region struct {
+	Src, Dst, Len int
+}
+
+// Option configures New.
+type Option func(*Sequence)
+
+// WithTimestamps writes a GPU timestamp before the first operation and after
+// each one; Timestamps returns the per-operation durations.
+func WithTimestamps() Option { return func(s *Sequence) { s.timestamps = true } }
+
+type opKind uint8
+
+const (
+	opSyncDevice opKind = iota
+	opSyncLocal
+	opCopy
+	opFill
+	opBarrier
+	opDispatch
+)
+
+var opNames = [...]string{"SyncDevice", "SyncLocal", "Copy", "Fill", "Barrier", "Dispatch"}
+
+type op struct {
+	kind    opKind
+	tensors []*tensor.Tensor
+	algo    *algorithm.Algorithm
+	push    []byte
+	regions []vk.CopyRegion
+	fill    uint32
+	barrier Barrier
+}
+
+// Sequence records operations for one queue. See the package doc.
+type Sequence struct {
+	obj    core.Object
+	dev    *core.Device
+	q      *core.Queue
+	queue  int
+	pool   vk.CommandPool
+	cmd    vk.CommandBuffer
+	qpool  vk.QueryPool
+	nQuery int
+
+	mu         sync.Mutex
+	closed     bool // set under mu by Close, before the object is released
+	ops        []op
+	held       []*core.Object // one reference per tensor/algorithm use in ops
+	err        error          // sticky recording error
+	built      bool
+	bindings   []builtBinding // descriptor sets of the current build
+	buildHeld  []*core.Object // references taken by the current build
+	last       uint64         // last submitted timeline value
+	timestamps bool
+
+	// scratch reused by every build
+	state    map[*core.Allocation]*access
+	barriers []vk.BufferBarrier
+}
+
+type builtBinding struct {
+	algo *algorithm.Algorithm
+	b    algorithm.Binding
+}
+
+type access struct {
+	wStage, wAccess     uint32 // last write in this build, 0 if none
+	visStage, visAccess uint32 // where that write is already visible
+	rStages             uint32 // stages that read since the last write
+}
+
+// New creates a sequence on logical queue index queue of the Manager.
+func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
+	d, err := core.From(o)
+	if err != nil {
+		return nil, err
+	}
+	q, err := d.Queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sequence{dev: d, q: q, queue: queue, state: map[*core.Allocation]*access{}}
+	for _, f := range opts {
+		if f != nil {
+			f(s)
+		}
+	}
+	if s.timestamps && d.Info.QueueFamilies[q.Family].TimestampValidBits == 0 {
+		return nil, core.Unsupported("queue family %d has no timestamps", q.Family)
+	}
+	if s.pool, err = d.VK.CreateCommandPool(q.Family, vk.CommandPoolResetBuffer); err != nil {
+		return nil, err
+	}
+	if s.cmd, err = d.VK.AllocateCommandBuffer(s.pool); err != nil {
+		d.VK.DestroyCommandPool(s.pool)
+		return nil, err
+	}
+	if err := s.obj.Init(d, core.KindSequence, s.destroy, s.Close); err != nil {
+		d.VK.DestroyCommandPool(s.pool)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Queue returns the logical queue index.
+func (s *Sequence) Queue() int { return s.queue }
+
+// Err returns the first recording error since the last Clear.
+func (s *Sequence) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// record validates and appends one op; a failure sticks.
+func (s *Sequence) record(check func() (op, error)) *Sequence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s
+	}
+	if s.obj.Closed() {
+		s.err = core.Closed("sequence")
+		return s
+	}
+	o, err := check()
+	if err != nil {
+		s.err = fmt.Errorf("sequence: %w", err)
+		return s
+	}
+	for _, t := range o.tensors {
+		t.Object().Acquire()
+		s.held = append(s.held, t.Object())
+	}
+	if o.algo != nil {
+		o.algo.Object().Acquire()
+		s.held = append(s.held, o.algo.Object())
+	}
+	s.ops = append(s.ops, o)
+	s.built = false
+	return s
+}
+
+func (s *Sequence) checkTensors(what string, ts []*tensor.Tensor) error {
+	for i, t := range ts {
+		if t == nil {
+			return core.Invalid("%s: tensor %d is nil", what, i)
+		}
+		if t.Closed() {
+			return core.Closed(fmt.Sprintf("%s: tensor %d", what, i))
+		}
+		if t.Object().Device() != s.dev {
+			return core.Invalid("%s: tensor %d belongs to another Manager", what, i)
+		}
+	}
+	return nil
+}
+
+// SyncDevice declares that the host wrote ts before this submit. Queue
+// submission already makes such writes visible to the GPU, so it records no
+// command; it checks that the tensors have host access.
+func (s *Sequence) SyncDevice(ts ...*tensor.Tensor) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("SyncDevice", ts); err != nil {
+			return op{}, err
+		}
+		for i, t := range ts {
+			if t.Memory() == tensor.Storage {
+				return op{}, core.Invalid("SyncDevice: tensor %d is Storage memory, which the host cannot write", i)
+			}
+		}
+		return op{kind: opSyncDevice, tensors: append([]*tensor.Tensor(nil), ts...)}, nil
+	})
+}
+
+// SyncLocal makes the GPU's writes to ts visible to the host once the
+// submit completes. For memory that is not host-mapped the accessors copy
+// through the staging ring and no command is needed.
+func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("SyncLocal", ts); err != nil {
+			return op{}, err
+		}
+		for i, t := range ts {
+			if t.Memory() == tensor.Storage {
+				return op{}, core.Invalid("SyncLocal: tensor %d is Storage memory, which the host cannot read", i)
+			}
+		}
+		return op{kind: opSyncLocal, tensors: append([]*tensor.Tensor(nil), ts...)}, nil
+	})
+}
+
+// Copy copies src into dst. With no regions it copies the whole tensor and
+// the lengths must match; regions are in elements. The dtypes must match.
+func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
+			return op{}, err
+		}
+		if src.Dtype() != dst.Dtype() {
+			return op{}, core.Invalid("Copy: mismatched dtypes %v and %v", src.Dtype(), dst.Dtype())
+		}
+		if len(regions) == 0 {
+			if src.Len() != dst.Len() {
+				return op{}, core.Invalid("Copy: size mismatch: %d elements into %d (give regions for a partial copy)", src.Len(), dst.Len())
+			}
+			regions = []Region{{Len: src.Len()}}
+		}
+		es := uint64(src.Dtype().Size())
+		rs := make([]vk.CopyRegion, len(regions))
+		for i, r := range regions {
+			if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
+				return op{}, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
+			}
+			if src == dst && r.Src < r.Dst+r.Len && r.Dst < r.Src+r.Len {
+				return op{}, core.Invalid("Copy: region %d %+v overlaps itself within one tensor", i, r)
+			}
+			rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
+		}
+		return op{kind: opCopy, tensors: []*tensor.Tensor{src, dst}, regions: rs}, nil
+	})
+}
+
+// Fill sets every element of t to v, whose Go type must match t's dtype
+// (tensor.Half for float16). 8-byte values must have equal 32-bit halves
+// (zero, for example), because the GPU fills in 32-bit words.
+func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("Fill", []*tensor.Tensor{t}); err != nil {
+			return op{}, err
+		}
+		word, err := fillWord(t.Dtype(), v)
+		if err != nil {
+			return op{}, err
+		}
+		return op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: word}, nil
+	})
+}
+
+func fillWord(d tensor.Dtype, v any) (uint32, error) {
+	var bits uint64
+	var got tensor.Dtype
+	switch x := v.(type) {
+	case tensor.Half:
+		bits, got = uint64(x), tensor.Float16
+	case float32:
+		bits, got = uint64(math.Float32bits(x)), tensor.Float32
+	case float64:
+		bits, got = math.Float64bits(x), tensor.Float64
+	case int8:
+		bits, got = uint64(uint8(x)), tensor.Int8
+	case int16:
+		bits, got = uint64(uint16(x)), tensor.Int16
+	case int32:
+		bits, got = uint64(uint32(x)), tensor.Int32
+	case int64:
+		bits, got = uint64(x), tensor.Int64
+	case uint8:
+		bits, got = uint64(x), tensor.Uint8
+	case uint16:
+		bits, got = uint64(x), tensor.Uint16
+	case uint32:
+		bits, got = uint64(x), tensor.Uint32
+	case uint64:
+		bits, got = x, tensor.Uint64
+	case bool:
+		if x {
+			bits = 1
+		}
+		got = tensor.Bool
+	default:
+		return 0, core.Invalid("Fill: unsupported value type %T", v)
+	}
+	if got != d {
+		return 0, core.Invalid("Fill: mismatched dtypes: tensor is %v, value is %v", d, got)
+	}
+	switch d.Size() {
+	case 1:
+		return uint32(bits) * 0x01010101, nil
+	case 2:
+		return uint32(bits) | uint32(bits)<<16, nil
+	case 4:
+		return uint32(bits), nil
+	}
+	if uint32(bits) != uint32(bits>>32) {
+		return 0, core.Invalid("Fill: %v value %v has unequal 32-bit halves; the GPU fills 32-bit words", d, v)
+	}
+	return uint32(bits), nil
+}
+
+// Barrier records an explicit global memory barrier, in addition to the
+// inferred ones.
+func (s *Sequence) Barrier(b Barrier) *Sequence {
+	return s.record(func() (op, error) {
+		if b.SrcStages == 0 || b.DstStages == 0 {
+			return op{}, core.Invalid("Barrier: source and destination stages must be non-zero")
+		}
+		return op{kind: opBarrier, barrier: b}, nil
+	})
+}
+
+// Dispatch records the algorithm with its current bindings, and push
+// constants given as typed values (see algorithm.Push). Their encoded size
+// must equal the shader's push constant block.
+func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
+	return s.record(func() (op, error) {
+		if a == nil {
+			return op{}, core.Invalid("Dispatch: nil algorithm")
+		}
+		if a.Object().Closed() {
+			return op{}, core.Closed("Dispatch: algorithm")
+		}
+		if a.Object().Device() != s.dev {
+			return op{}, core.Invalid("Dispatch: algorithm belongs to another Manager")
+		}
+		data, err := algorithm.Push(push...)
+		if err != nil {
+			return op{}, err
+		}
+		if len(data) != a.PushSize() {
+			return op{}, core.Invalid("Dispatch: push constants are %d bytes, the pipeline's are %d", len(data), a.PushSize())
+		}
+		return op{kind: opDispatch, algo: a, push: data}, nil
+	})
+}
+
+// Clear drops every recorded operation and the references they hold.
+func (s *Sequence) Clear() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.obj.Closed() {
+		return core.Closed("sequence")
+	}
+	if !s.q.Done(s.last) {
+		return fmt.Errorf("sequence: Clear: %w (wait for the last submit first)", core.ErrPending)
+	}
+	s.releaseBuild()
+	for _, o := range s.held {
+		o.Release()
+	}
+	clear(s.held)
+	s.held = s.held[:0]
+	clear(s.ops)
+	s.ops = s.ops[:0]
+	s.err = nil
+	s.built = false
+	return nil
+}
+
+// Rerecord rebuilds the command buffer at the next submit, picking up the
+// algorithms' current bindings (after algorithm.Bind).
+func (s *Sequence) Rerecord() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.obj.Closed() {
+		return core.Closed("sequence")
+	}
+	if !s.q.Done(s.last) {
+		return fmt.Errorf("sequence: Rerecord: %w (wait for the last submit first)", core.ErrPending)
+	}
+	s.built = false
+	return nil
+}
+
+// releaseBuild returns the current build's descriptor sets and references.
+// The caller guarantees no pending submit uses them.
+func (s *Sequence) releaseBuild() {
+	for _, b := range s.bindings {
+		b.algo.ReturnBinding(b.b)
+	}
+	clear(s.bindings)
+	s.bindings = s.bindings[:0]
+	for _, o := range s.buildHeld {
+		o.Release()
+	}
+	clear(s.buildHeld)
+	s.buildHeld = s.buildHeld[:0]
+}
+
+// Pending is a submitted sequence. It is a small value; copies refer to the
+// same submit.
+type Pending struct {
+	q   *core.Queue
+	v   uint64
+	err error
+}
+
+// Wait blocks until the submit completes, ctx ends (returning ctx.Err()),
+// or the submit failed (returning its error). It allocates nothing.
+func (p Pending) Wait(ctx context.Context) error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.q.Wait(ctx, p.v)
+}
+
+// Done reports without blocking whether the submit completed or failed.
+func (p Pending) Done() bool { return p.err != nil || p.q.Done(p.v) }
+
+// Err returns the error of the submit itself, if it failed.
+func (p Pending) Err() error { return p.err }
+
+// Value returns the queue timeline value that signals completion.
+func (p Pending) Value() uint64 { return p.v }
+
+// Eval submits the sequence and waits for it.
+func (s *Sequence) Eval(ctx context.Context) error { return s.EvalAsync().Wait(ctx) }
+
+// EvalAsync submits the sequence and returns at once. In steady state
+// (already built) it allocates nothing.
+func (s *Sequence) EvalAsync() Pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.prepare(); err != nil {
+		return Pending{err: err}
+	}
+	var cmd vk.CommandBuffer
+	if len(s.ops) > 0 || s.timestamps {
+		cmd = s.cmd
+	}
+	v, err := s.q.Submit(cmd)
+	if err != nil {
+		return Pending{err: fmt.Errorf("sequence: %w", err)}
+	}
+	qi := s.q.Index
+	s.obj.MarkUse(qi, v)
+	for _, o := range s.held {
+		o.MarkUse(qi, v)
+	}
+	for _, o := range s.buildHeld {
+		o.MarkUse(qi, v)
+	}
+	s.last = v
+	return Pending{q: s.q, v: v}
+}
+
+// prepare checks the sequence can be submitted and builds it if needed.
+func (s *Sequence) prepare() error {
+	if s.closed || s.obj.Closed() {
+		return core.Closed("sequence")
+	}
+	if s.err != nil {
+		return s.err
+	}
+	for _, o := range s.held {
+		if o.Closed() {
+			return fmt.Errorf("sequence: a recorded tensor or algorithm: %w", core.ErrClosed)
+		}
+	}
+	if s.built {
+		return nil
+	}
+	if !s.q.Done(s.last) {
+		return fmt.Errorf("sequence: re-recording: %w (wait for the last submit first)", core.ErrPending)
+	}
+	if err := s.build(); err != nil {
+		s.releaseBuild()
+		return fmt.Errorf("sequence: %w", err)
+	}
+	s.built = true
+	return nil
+}
+
+// build records the command buffer from the ops.
+func (s *Sequence) build() error {
+	s.releaseBuild()
+	d := s.dev
+	if err := vk.ResetCommandBuffer(s.cmd); err != nil {
+		return err
+	}
+	if err := vk.BeginCommandBuffer(s.cmd, vk.CommandBufferSimultaneousUse); err != nil {
+		return err
+	}
+	if s.timestamps {
+		if err := s.ensureQueries(len(s.ops) + 1); err != nil {
+			return err
+		}
+		vk.CmdResetQueryPool(s.cmd, s.qpool, 0, uint32(len(s.ops)+1))
+	}
+	// Everything submitted earlier to this queue happens before, and its
+	// writes are visible to, this sequence.
+	vk.CmdPipelineBarrier(s.cmd, vk.StageAllCommands, vk.StageAllCommands,
+		vk.AccessMemoryWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite, nil)
+	if s.timestamps {
+		vk.CmdWriteTimestamp(s.cmd, vk.StageTopOfPipe, s.qpool, 0)
+	}
+	clear(s.state)
+	for i := range s.ops {
+		if err := s.recordOp(&s.ops[i]); err != nil {
+			return err
+		}
+		if s.timestamps {
+			vk.CmdWriteTimestamp(s.cmd, vk.StageBottomOfPipe, s.qpool, uint32(i+1))
+		}
+	}
+	_ = d
+	return vk.EndCommandBuffer(s.cmd)
+}
+
+func (s *Sequence) ensureQueries(n int) error {
+	if s.qpool != 0 && s.nQuery >= n {
+		return nil
+	}
+	if s.qpool != 0 {
+		s.dev.VK.DestroyQueryPool(s.qpool)
+		s.qpool = 0
+	}
+	p, err := s.dev.VK.CreateTimestampPool(uint32(n))
+	if err != nil {
+		return err
+	}
+	s.qpool, s.nQuery = p, n
+	return nil
+}
+
+// use is one buffer access by an op.
+type use struct {
+	alloc  *core.Allocation
+	stage  uint32
+	access uint32
+}
+
+// barrierFor records the barrier that orders uses after earlier accesses in
+// this build, then updates the tracked state.
+func (s *Sequence) barrierFor(uses []use) {
+	s.barriers = s.barriers[:0]
+	var src, dst uint32
+	for _, u := range uses {
+		st := s.state[u.alloc]
+		if st == nil {
+			st = &access{}
+			s.state[u.alloc] = st
+		}
+		write := u.access&writeAccess != 0
+		readBits := u.access &^ writeAccess
+		var bsrc, bsrcAccess uint32
+		need := false
+		if st.wStage != 0 && (write || st.visStage&u.stage != u.stage || st.visAccess&readBits != readBits) {
+			bsrc |= st.wStage
+			bsrcAccess = st.wAccess
+			need = true
+		}
+		if write && st.rStages != 0 {
+			bsrc |= st.rStages
+			need = true
+		}
+		if st.wStage == 0 && u.stage == vk.StageHost {
+			// Writes from earlier submits reach the host only through a
+			// barrier to the host stage.
+			bsrc |= vk.StageAllCommands
+			bsrcAccess |= vk.AccessMemoryWrite
+			need = true
+		}
+		if need {
+			s.barriers = append(s.barriers, vk.BufferBarrier{
+				Buffer: u.alloc.Buffer, Size: vk.WholeSize,
+				SrcAccess: bsrcAccess, DstAccess: u.access,
+				SrcFamily: vk.QueueFamilyIgnored, DstFamily: vk.QueueFamilyIgnored,
+			})
+			src |= bsrc
+			dst |= u.stage
+		}
+		if write {
+			*st = access{wStage: u.stage, wAccess: u.access & writeAccess}
+		} else {
+			st.rStages |= u.stage
+			if need {
+				st.visStage |= u.stage
+				st.visAccess |= readBits
+			}
+		}
+	}
+	if len(s.barriers) > 0 {
+		vk.CmdPipelineBarrier(s.cmd, src, dst, 0, 0, s.barriers)
+	}
+}
+
+// merge folds uses of the same buffer within one op together.
+func merge(uses []use) []use {
+	out := uses[:0]
+	for _, u := range uses {
+		found := false
+		for i := range out {
+			if out[i].alloc == u.alloc {
+				out[i].stage |= u.stage
+				out[i].access |= u.access
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (s *Sequence) recordOp(o *op) error {
+	switch o.kind {
+	case opSyncDevice:
+		// Host writes made before the submit are visible to it.
+	case opSyncLocal:
+		var uses []use
+		for _, t := range o.tensors {
+			if t.Mapped() {
+				uses = append(uses, use{t.Allocation(), vk.StageHost, vk.AccessHostRead})
+			}
+		}
+		s.barrierFor(merge(uses))
+	case opCopy:
+		src, dst := o.tensors[0].Allocation(), o.tensors[1].Allocation()
+		s.barrierFor(merge([]use{{src, vk.StageTransfer, vk.AccessTransferRead}, {dst, vk.StageTransfer, vk.AccessTransferWrite}}))
+		vk.CmdCopyBuffer(s.cmd, src.Buffer, dst.Buffer, o.regions)
+	case opFill:
+		a := o.tensors[0].Allocation()
+		s.barrierFor([]use{{a, vk.StageTransfer, vk.AccessTransferWrite}})
+		vk.CmdFillBuffer(s.cmd, a.Buffer, 0, vk.WholeSize, o.fill)
+	case opBarrier:
+		b := o.barrier
+		vk.CmdPipelineBarrier(s.cmd, b.SrcStages, b.DstStages, b.SrcAccess, b.DstAccess, nil)
+	case opDispatch:
+		return s.recordDispatch(o)
+	}
+	return nil
+}
+
+func (s *Sequence) recordDispatch(o *op) error {
+	b, err := o.algo.TakeBinding()
+	if err != nil {
+		return err
+	}
+	s.bindings = append(s.bindings, builtBinding{algo: o.algo, b: b})
+	uses := make([]use, 0, len(b.Tensors))
+	for i, t := range b.Tensors {
+		t.Object().Acquire()
+		s.buildHeld = append(s.buildHeld, t.Object())
+		acc := uint32(vk.AccessShaderRead | vk.AccessShaderWrite)
+		switch o.algo.Access(i) {
+		case algorithm.ReadOnly:
+			acc = vk.AccessShaderRead
+		case algorithm.WriteOnly:
+			acc = vk.AccessShaderWrite
+		}
+		uses = append(uses, use{t.Allocation(), vk.StageComputeShader, acc})
+	}
+	s.barrierFor(merge(uses))
+	lim := s.dev.Info.Limits.MaxComputeWorkGroupCount
+	g := b.Groups
+	if g[1] > lim[1] || g[2] > lim[2] {
+		return core.Invalid("Dispatch: workgroups %v exceed maxComputeWorkGroupCount %v", g, lim)
+	}
+	pipe, layout := o.algo.Pipeline()
+	vk.CmdBindComputePipeline(s.cmd, pipe)
+	vk.CmdBindDescriptorSet(s.cmd, layout, b.Set)
+	vk.CmdPushConstants(s.cmd, layout, o.push)
+	// Dispatches wider than the device limit are split; the base keeps
+	// gl_GlobalInvocationID counting across the pieces.
+	for base := uint32(0); base < g[0]; base += lim[0] {
+		vk.CmdDispatchBase(s.cmd, base, 0, 0, min(lim[0], g[0]-base), g[1], g[2])
+	}
+	return nil
+}
+
+// Timestamps returns the GPU time each operation took in the last submit,
+// in recording order. The sequence needs WithTimestamps and a completed
+// submit.
+func (s *Sequence) Timestamps() ([]time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.timestamps {
+		return nil, core.Invalid("Timestamps: sequence created without WithTimestamps")
+	}
+	if s.obj.Closed() {
+		return nil, core.Closed("sequence")
+	}
+	if s.last == 0 || !s.q.Done(s.last) {
+		return nil, fmt.Errorf("sequence: Timestamps: %w", core.ErrPending)
+	}
+	raw := make([]uint64, len(s.ops)+1)
+	if err := s.dev.VK.QueryResults64(s.qpool, 0, raw); err != nil {
+		return nil, err
+	}
+	period := float64(s.dev.Info.Limits.TimestampPeriod)
+	out := make([]time.Duration, len(s.ops))
+	for i := range out {
+		out[i] = time.Duration(float64(raw[i+1]-raw[i]) * period)
+	}
+	return out, nil
+}
+
+// Close releases the sequence. Its command buffer, descriptor sets and the
+// references it holds are freed once the GPU has finished its last submit.
+// Idempotent.
+func (s *Sequence) Close() error {
+	if s == nil {
+		return nil
+	}
+	// Taking the lock first lets a submit in flight mark its timeline value
+	// before the last reference can go.
+	s.mu.Lock()
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if !already {
+		s.obj.Close()
+	}
+	return nil
+}
+
+func (s *Sequence) destroy() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseBuild()
+	for _, o := range s.held {
+		o.Release()
+	}
+	s.held, s.ops = nil, nil
+	if s.qpool != 0 {
+		s.dev.VK.DestroyQueryPool(s.qpool)
+	}
+	s.dev.VK.DestroyCommandPool(s.pool)
+}
+
+var _ = binary.LittleEndian
