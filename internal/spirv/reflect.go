@@ -134,9 +134,9 @@ type Module struct {
 const (
 	opFunction    = 54
 	opFunctionEnd = 56
-	magic        = 0x07230203
-	magicSwapped = 0x03022307
-	headerWords  = 5
+	magic         = 0x07230203
+	magicSwapped  = 0x03022307
+	headerWords   = 5
 )
 
 // SPIR-V enumerants Reflect uses: opcodes, decorations, built-ins,

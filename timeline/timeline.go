@@ -1,0 +1,191 @@
+package timeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Owner is what New takes: a *vkflow.Manager.
+type Owner = core.Owner
+
+// Timeline is a timeline semaphore. It is safe for concurrent use.
+type Timeline struct {
+	obj core.Object
+	dev *core.Device
+	sem vk.Semaphore
+
+	mu       sync.Mutex
+	promised uint64 // highest value signalled from the host so far
+}
+
+// New creates a timeline with an initial value.
+func New(o Owner, initial uint64) (*Timeline, error) {
+	d, err := core.From(o)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := d.VK.CreateTimeline(initial)
+	if err != nil {
+		return nil, err
+	}
+	t := &Timeline{dev: d, sem: sem, promised: initial}
+	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, t.Close); err != nil {
+		d.VK.DestroySemaphore(sem)
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Timeline) usable() error {
+	if t == nil {
+		return core.Invalid("nil timeline")
+	}
+	if t.obj.Closed() {
+		return core.Closed("timeline")
+	}
+	return nil
+}
+
+// Value returns the current value.
+func (t *Timeline) Value() (uint64, error) {
+	if err := t.usable(); err != nil {
+		return 0, err
+	}
+	return t.dev.VK.SemaphoreValue(t.sem)
+}
+
+// Signal sets the value to v from the host. v must be greater than the
+// current value and than any value signalled before.
+func (t *Timeline) Signal(v uint64) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur, err := t.dev.VK.SemaphoreValue(t.sem)
+	if err != nil {
+		return err
+	}
+	if v <= cur || v <= t.promised {
+		return core.Invalid("timeline values must increase: Signal(%d) with value %d (last signalled %d)", v, cur, t.promised)
+	}
+	if err := t.dev.VK.SignalSemaphore(t.sem, v); err != nil {
+		return err
+	}
+	t.promised = v
+	return nil
+}
+
+// Wait blocks until the value reaches v or ctx ends (returning ctx.Err()).
+func (t *Timeline) Wait(ctx context.Context, v uint64) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	return t.dev.WaitSemaphore(ctx, t.sem, v)
+}
+
+// Semaphore returns the VkSemaphore, for vkflow's own packages and for
+// consumers that share the VkDevice.
+func (t *Timeline) Semaphore() vk.Semaphore { return t.sem }
+
+// Object returns the lifetime object, for vkflow's own packages.
+func (t *Timeline) Object() *core.Object { return &t.obj }
+
+// Close releases the timeline once no pending work uses it. Idempotent.
+func (t *Timeline) Close() error {
+	if t != nil {
+		t.obj.Close()
+	}
+	return nil
+}
+
+// Point is a value on a timeline.
+type Point struct {
+	Timeline *Timeline
+	Value    uint64
+}
+
+func (p Point) String() string { return fmt.Sprintf("timeline %p at %d", p.Timeline, p.Value) }
+
+// check validates points and returns their common device.
+func check(points []Point) (*core.Device, error) {
+	if len(points) == 0 {
+		return nil, core.Invalid("no timeline points")
+	}
+	var d *core.Device
+	for i, p := range points {
+		if err := p.Timeline.usable(); err != nil {
+			return nil, fmt.Errorf("point %d: %w", i, err)
+		}
+		if d == nil {
+			d = p.Timeline.dev
+		} else if p.Timeline.dev != d {
+			return nil, core.Invalid("point %d: timeline belongs to another Manager", i)
+		}
+	}
+	return d, nil
+}
+
+// waitSlice bounds each blocking wait so that cancellation is noticed.
+const waitSlice = 50 * time.Millisecond
+
+// WaitAll blocks until every point is reached or ctx ends.
+func WaitAll(ctx context.Context, points ...Point) error {
+	_, err := wait(ctx, points, false)
+	return err
+}
+
+// WaitAny blocks until at least one point is reached or ctx ends, and
+// returns the index of a reached point.
+func WaitAny(ctx context.Context, points ...Point) (int, error) {
+	return wait(ctx, points, true)
+}
+
+func wait(ctx context.Context, points []Point, any bool) (int, error) {
+	d, err := check(points)
+	if err != nil {
+		return -1, err
+	}
+	sems := make([]vk.Semaphore, len(points))
+	vals := make([]uint64, len(points))
+	for i, p := range points {
+		sems[i], vals[i] = p.Timeline.sem, p.Value
+	}
+	for {
+		slice := waitSlice
+		if dl, ok := ctx.Deadline(); ok {
+			slice = max(0, min(slice, time.Until(dl)))
+		}
+		err := d.VK.WaitSemaphores(sems, vals, any, uint64(slice))
+		if err == nil {
+			break
+		}
+		var ve *vk.Error
+		if !asTimeout(err, &ve) {
+			return -1, err
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return -1, ctxErr
+		}
+	}
+	if !any {
+		return 0, nil
+	}
+	for i, p := range points {
+		if v, err := d.VK.SemaphoreValue(p.Timeline.sem); err == nil && v >= p.Value {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("timeline: WaitAny: no point reached after the wait returned")
+}
+
+func asTimeout(err error, ve **vk.Error) bool {
+	e, ok := err.(*vk.Error)
+	*ve = e
+	return ok && e.Result == vk.Timeout
+}

@@ -1,0 +1,127 @@
+package timeline_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/internal/testutil"
+	"github.com/vkflow/vkflow/timeline"
+)
+
+func TestSignalWaitValue(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 5)
+	require.NoError(t, err)
+	v, err := tl.Value()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), v)
+	require.NoError(t, tl.Wait(context.Background(), 5), "a reached value returns at once")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		assert.NoError(t, tl.Wait(context.Background(), 7))
+	}()
+	time.Sleep(5 * time.Millisecond)
+	require.NoError(t, tl.Signal(7))
+	wg.Wait()
+	v, err = tl.Value()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), v)
+}
+
+func TestValuesMustIncrease(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 3)
+	require.NoError(t, err)
+	for _, v := range []uint64{3, 2, 0} {
+		assert.ErrorIs(t, tl.Signal(v), vkflow.ErrInvalid, "Signal(%d)", v)
+	}
+	require.NoError(t, tl.Signal(4))
+	assert.ErrorIs(t, tl.Signal(4), vkflow.ErrInvalid)
+}
+
+func TestCancelledAndTimedOutWaits(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	assert.ErrorIs(t, tl.Wait(ctx, 1), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel2() }()
+	assert.ErrorIs(t, timeline.WaitAll(ctx2, timeline.Point{Timeline: tl, Value: 1}), context.Canceled)
+}
+
+func TestWaitAllAny(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	a, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	b, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, b.Signal(2))
+	i, err := timeline.WaitAny(context.Background(), timeline.Point{Timeline: a, Value: 1}, timeline.Point{Timeline: b, Value: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 1, i)
+	go func() { time.Sleep(5 * time.Millisecond); _ = a.Signal(1) }()
+	require.NoError(t, timeline.WaitAll(context.Background(), timeline.Point{Timeline: a, Value: 1}, timeline.Point{Timeline: b, Value: 2}))
+}
+
+func TestBadInput(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	other, _ := testutil.Manager(t)
+	a, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	foreign, err := timeline.New(other, 0)
+	require.NoError(t, err)
+	closed, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	require.NoError(t, closed.Close())
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		err  error
+		is   error
+	}{
+		{"foreign device", timeline.WaitAll(ctx, timeline.Point{Timeline: a, Value: 0}, timeline.Point{Timeline: foreign, Value: 0}), vkflow.ErrInvalid},
+		{"no points", timeline.WaitAll(ctx), vkflow.ErrInvalid},
+		{"nil timeline", timeline.WaitAll(ctx, timeline.Point{}), vkflow.ErrInvalid},
+		{"signal after close", closed.Signal(1), vkflow.ErrClosed},
+		{"wait after close", closed.Wait(ctx, 0), vkflow.ErrClosed},
+		{"value after close", func() error { _, err := closed.Value(); return err }(), vkflow.ErrClosed},
+		{"new on nil manager", func() error { _, err := timeline.New(nil, 0); return err }(), vkflow.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.ErrorIs(t, tt.err, tt.is)
+		})
+	}
+}
+
+func TestWaitAllocatesNothing(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	v := uint64(0)
+	allocs := testing.AllocsPerRun(100, func() {
+		v++
+		if err := tl.Signal(v); err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.Wait(context.Background(), v); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vkflow needs, when any is missing.
+# Idempotent; uses sudo when not root. Downloads only through apt.
+set -euo pipefail
+
+packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc)
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if ((${#missing[@]} == 0)); then
+	echo "deps: all packages present"
+	exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	sudo="sudo"
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
