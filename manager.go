@@ -304,7 +304,7 @@ func (m *Manager) Close() error {
 	m.closeMu.Unlock()
 	err := m.dev.Close(m.cfg.closeTimeout)
 	var stuck *StuckError
-	if errors.As(err, &stuck) {
+	if errors.As(err, &stuck) && stuck.Leaked {
 		return err
 	}
 	m.inst.Destroy()

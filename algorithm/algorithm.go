@@ -3,7 +3,6 @@ package algorithm
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -266,7 +265,7 @@ func resolveSpec(mod *spirv.Module, vals []specValue) ([]vk.SpecEntry, []byte, [
 		entries = append(entries, vk.SpecEntry{ID: v.id, Offset: uint32(len(data)), Size: uint32(len(v.data))})
 		data = append(data, v.data...)
 		for k, id := range mod.LocalSizeSpecIDs {
-			if id >= 0 && uint32(id) == v.id && v.kind == spirv.Uint || id >= 0 && uint32(id) == v.id && v.kind == spirv.Int {
+			if id >= 0 && uint32(id) == v.id && v.bits == 32 && (v.kind == spirv.Uint || v.kind == spirv.Int) {
 				local[k] = binary.LittleEndian.Uint32(v.data)
 			}
 		}
@@ -458,5 +457,3 @@ func (a *Algorithm) destroy() {
 		d.DestroyShaderModule(a.module)
 	}
 }
-
-var _ = errors.New

@@ -3,7 +3,6 @@ package timeline
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vkflow/vkflow/internal/core"
@@ -18,9 +17,7 @@ type Timeline struct {
 	obj core.Object
 	dev *core.Device
 	sem vk.Semaphore
-
-	mu       sync.Mutex
-	promised uint64 // highest value signalled from the host so far
+	st  *core.Timeline // the scheduler's state: promised and reserved values
 }
 
 // New creates a timeline with an initial value.
@@ -33,7 +30,7 @@ func New(o Owner, initial uint64) (*Timeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Timeline{dev: d, sem: sem, promised: initial}
+	t := &Timeline{dev: d, sem: sem, st: d.NewTimeline(sem, initial)}
 	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, t.Close); err != nil {
 		d.VK.DestroySemaphore(sem)
 		return nil, err
@@ -59,26 +56,14 @@ func (t *Timeline) Value() (uint64, error) {
 	return t.dev.VK.SemaphoreValue(t.sem)
 }
 
-// Signal sets the value to v from the host. v must be greater than the
-// current value and than any value signalled before.
+// Signal sets the value to v from the host and releases submits waiting
+// for it. v must be greater than every value signalled before or reserved
+// by an accepted submit's signal.
 func (t *Timeline) Signal(v uint64) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cur, err := t.dev.VK.SemaphoreValue(t.sem)
-	if err != nil {
-		return err
-	}
-	if v <= cur || v <= t.promised {
-		return core.Invalid("timeline values must increase: Signal(%d) with value %d (last signalled %d)", v, cur, t.promised)
-	}
-	if err := t.dev.VK.SignalSemaphore(t.sem, v); err != nil {
-		return err
-	}
-	t.promised = v
-	return nil
+	return t.dev.HostSignal(t.st, v)
 }
 
 // Wait blocks until the value reaches v or ctx ends (returning ctx.Err()).
@@ -95,6 +80,12 @@ func (t *Timeline) Semaphore() vk.Semaphore { return t.sem }
 
 // Object returns the lifetime object, for vkflow's own packages.
 func (t *Timeline) Object() *core.Object { return &t.obj }
+
+// State returns the scheduler's state, for vkflow's own packages.
+func (t *Timeline) State() *core.Timeline { return t.st }
+
+// Device returns the timeline's device, for vkflow's own packages.
+func (t *Timeline) Device() *core.Device { return t.dev }
 
 // Close releases the timeline once no pending work uses it. Idempotent.
 func (t *Timeline) Close() error {

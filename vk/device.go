@@ -156,7 +156,9 @@ func (d *Device) CreateShaderModule(code []uint32) (ShaderModule, error) {
 }
 
 // DestroyShaderModule destroys a shader module.
-func (d *Device) DestroyShaderModule(m ShaderModule) { C.vkflowDestroyShaderModule(d.handle, C.uint64_t(m)) }
+func (d *Device) DestroyShaderModule(m ShaderModule) {
+	C.vkflowDestroyShaderModule(d.handle, C.uint64_t(m))
+}
 
 // LayoutBinding is one binding of a descriptor set layout, visible to the
 // compute stage.
@@ -211,7 +213,9 @@ func (d *Device) CreateDescriptorPool(maxSets uint32, sizes []PoolSize, freeable
 }
 
 // DestroyDescriptorPool destroys a pool and every set allocated from it.
-func (d *Device) DestroyDescriptorPool(p DescriptorPool) { C.vkflowDestroyDescriptorPool(d.handle, C.uint64_t(p)) }
+func (d *Device) DestroyDescriptorPool(p DescriptorPool) {
+	C.vkflowDestroyDescriptorPool(d.handle, C.uint64_t(p))
+}
 
 // AllocateDescriptorSet allocates one set.
 func (d *Device) AllocateDescriptorSet(p DescriptorPool, l DescriptorSetLayout) (DescriptorSet, error) {
@@ -257,7 +261,9 @@ func (d *Device) CreatePipelineLayout(sets []DescriptorSetLayout, pushSize uint3
 }
 
 // DestroyPipelineLayout destroys a pipeline layout.
-func (d *Device) DestroyPipelineLayout(l PipelineLayout) { C.vkflowDestroyPipelineLayout(d.handle, C.uint64_t(l)) }
+func (d *Device) DestroyPipelineLayout(l PipelineLayout) {
+	C.vkflowDestroyPipelineLayout(d.handle, C.uint64_t(l))
+}
 
 // CreatePipelineCache creates a pipeline cache, seeded with data if any.
 func (d *Device) CreatePipelineCache(data []byte) (PipelineCache, error) {
@@ -270,7 +276,9 @@ func (d *Device) CreatePipelineCache(data []byte) (PipelineCache, error) {
 }
 
 // DestroyPipelineCache destroys a pipeline cache.
-func (d *Device) DestroyPipelineCache(c PipelineCache) { C.vkflowDestroyPipelineCache(d.handle, C.uint64_t(c)) }
+func (d *Device) DestroyPipelineCache(c PipelineCache) {
+	C.vkflowDestroyPipelineCache(d.handle, C.uint64_t(c))
+}
 
 // PipelineCacheData returns the cache's contents, to seed a later cache.
 func (d *Device) PipelineCacheData(c PipelineCache) ([]byte, error) {
@@ -327,7 +335,9 @@ func (d *Device) CreateCommandPool(family uint32, flags uint32) (CommandPool, er
 }
 
 // DestroyCommandPool destroys a pool and its command buffers.
-func (d *Device) DestroyCommandPool(p CommandPool) { C.vkflowDestroyCommandPool(d.handle, C.uint64_t(p)) }
+func (d *Device) DestroyCommandPool(p CommandPool) {
+	C.vkflowDestroyCommandPool(d.handle, C.uint64_t(p))
+}
 
 // AllocateCommandBuffer allocates one primary command buffer.
 func (d *Device) AllocateCommandBuffer(p CommandPool) (CommandBuffer, error) {

@@ -44,8 +44,9 @@ type Device struct {
 	closed  atomic.Bool // Close has started: no new objects or submits
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
 	reg     registry
-	mem    allocator
-	stage  staging
+	mem     allocator
+	stage   staging
+	sched   scheduler
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -184,14 +185,20 @@ func (d *Device) collect() {
 // Deferred returns how many objects wait for the GPU before destruction.
 func (d *Device) Deferred() int { return int(d.gcLen.Load()) }
 
-// StuckError reports work that did not complete before Close gave up.
-// Nothing was freed: the GPU may still use it.
+// StuckError reports work that never completed by Close: submits held back
+// because nothing signalled what they wait for (dropped; their resources
+// were freed, since the GPU never saw them), or GPU work that did not finish
+// in time (Leaked: nothing was freed, as the GPU may still use it).
 type StuckError struct {
 	Queues []string
+	Leaked bool
 }
 
 func (e *StuckError) Error() string {
-	return "vkflow: Close: GPU work did not complete; leaking device memory instead of freeing it: " + strings.Join(e.Queues, "; ")
+	if e.Leaked {
+		return "vkflow: Close: GPU work did not complete; leaking device memory instead of freeing it: " + strings.Join(e.Queues, "; ")
+	}
+	return "vkflow: Close: submits never became ready: " + strings.Join(e.Queues, "; ")
 }
 
 // Is makes StuckError match context.DeadlineExceeded.
@@ -206,21 +213,31 @@ func (d *Device) Close(timeout time.Duration) error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	// Submits still held back never reached the driver: nothing on the GPU
+	// uses their resources, so they are reported and dropped, not waited.
+	stuck := d.dropHeld(Closed("Manager"))
+	for i := range stuck {
+		stuck[i] = "never submitted: " + stuck[i]
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var stuck []string
+	var gpuStuck bool
 	for _, q := range d.queues {
 		v := q.Submitted()
 		if err := q.Wait(ctx, v); err != nil {
+			gpuStuck = true
 			stuck = append(stuck, fmt.Sprintf("queue %d (family %d) at %d of %d: %v", q.Index, q.Family, q.Completed(), v, err))
 		}
 	}
-	if len(stuck) > 0 {
-		err := &StuckError{Queues: stuck}
+	if gpuStuck {
+		err := &StuckError{Queues: stuck, Leaked: true}
 		d.Log.Error("vkflow: device not idle at Close", "err", err)
 		return err
 	}
 	err := d.closeObjects()
+	if len(stuck) > 0 {
+		err = errors.Join(err, &StuckError{Queues: stuck})
+	}
 	d.collect()
 	if n := d.Deferred(); n > 0 {
 		err = errors.Join(err, fmt.Errorf("vkflow: Close: %d objects still referenced", n))

@@ -42,7 +42,7 @@ const blockSize = 64 << 20
 // Allocation is a buffer bound to a range of a memory block.
 type Allocation struct {
 	Buffer vk.Buffer
-	Size   uint64 // the buffer's size in bytes
+	Size   uint64         // the buffer's size in bytes
 	Mapped unsafe.Pointer // host address, nil without host access
 	Kind   MemKind
 

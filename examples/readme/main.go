@@ -1,0 +1,45 @@
+// Command readme is the complete program of the README, kept here so that
+// it is built and run like every other example.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/sequence"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+func main() {
+	mgr, err := vkflow.New() // the default device; VKFLOW_DEVICE overrides
+	check(err)
+	defer mgr.Close() // closes everything created from mgr
+
+	x, err := tensor.FromSlice(mgr, []float32{1, 2, 3, 4})
+	check(err)
+	y, err := tensor.FromSlice(mgr, []float32{10, 20, 30, 40})
+	check(err)
+	saxpy, err := kernels.Saxpy(mgr, x, y) // y = alpha*x + y, in place
+	check(err)
+	seq, err := sequence.New(mgr, 0) // logical queue 0
+	check(err)
+
+	// Record once (alpha = 2 as a push constant), submit twice.
+	seq.SyncDevice(x, y).Dispatch(saxpy, float32(2)).SyncLocal(y)
+	ctx := context.Background()
+	check(seq.Eval(ctx)) // submit and wait
+	p := seq.EvalAsync() // submit, return at once
+	check(p.Wait(ctx))   // wait on the queue's timeline semaphore
+	out, err := y.Float32s()
+	check(err)
+	fmt.Println(mgr.Device().Name, out) // ... [14 28 42 56]
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

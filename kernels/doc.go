@@ -1,0 +1,11 @@
+// Package kernels builds vkflow's built-in algorithms from the SPIR-V in
+// package shaders: elementwise multiply and add (vec4 variants when the
+// length is a multiple of 4), saxpy, and a logistic-regression training
+// step.
+//
+// Each constructor checks dtypes and sizes and returns an
+// *algorithm.Algorithm; dispatch it with a sequence, passing the push
+// constants the constructor documents.
+//
+// Imports: algorithm, tensor, shaders and internal/core.
+package kernels
