@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"unsafe"
 
@@ -113,8 +114,8 @@ func Spec(id uint32, v any) Option {
 func Push(values ...any) ([]byte, error) {
 	var buf bytes.Buffer
 	for i, v := range values {
-		if binary.Size(v) < 0 {
-			return nil, core.Invalid("push constant %d: %T has no fixed size", i, v)
+		if v == nil || reflect.TypeOf(v).Kind() == reflect.Slice || binary.Size(v) < 0 {
+			return nil, core.Invalid("push constant %d: %T has no fixed size (use numbers, arrays or structs)", i, v)
 		}
 		if err := binary.Write(&buf, binary.LittleEndian, v); err != nil {
 			return nil, core.Invalid("push constant %d: %v", i, err)
@@ -293,8 +294,8 @@ func (a *Algorithm) bind(ts []*tensor.Tensor) {
 }
 
 // Bind re-binds the algorithm to new tensors without rebuilding the
-// pipeline. Dispatches recorded afterwards use them; recordings made before
-// keep theirs.
+// pipeline. Dispatches recorded afterwards use them; dispatches recorded
+// before keep theirs until their sequence is re-recorded (Rerecord).
 func (a *Algorithm) Bind(ts ...*tensor.Tensor) error {
 	if err := a.usable(); err != nil {
 		return err
@@ -355,45 +356,55 @@ func (a *Algorithm) workgroupsLocked() [3]uint32 {
 	return [3]uint32{uint32(min(n, math.MaxUint32)), 1, 1}
 }
 
-// Binding is a snapshot of an algorithm's bindings in a descriptor set of
-// its own, for a recorded dispatch. Sequences take and return them.
-type Binding struct {
-	Set     vk.DescriptorSet
-	Tensors []*tensor.Tensor
-	Groups  [3]uint32
-}
-
-// TakeBinding snapshots the current bindings into a descriptor set. The
-// caller owns the set until it calls ReturnBinding, and must hold
-// references on the algorithm and the tensors while it records them.
-func (a *Algorithm) TakeBinding() (Binding, error) {
+// Snapshot returns the current bindings and workgroup count for a
+// dispatch being recorded, with a reference taken on each tensor under the
+// algorithm's lock; the caller releases them.
+func (a *Algorithm) Snapshot() ([]*tensor.Tensor, [3]uint32, error) {
 	if err := a.usable(); err != nil {
-		return Binding{}, err
+		return nil, [3]uint32{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, t := range a.tensors {
 		if t.Closed() {
-			return Binding{}, core.Closed(fmt.Sprintf("algorithm binding %d: tensor", i))
+			return nil, [3]uint32{}, core.Closed(fmt.Sprintf("algorithm binding %d: tensor", i))
 		}
 	}
+	for _, t := range a.tensors {
+		t.Object().Acquire()
+	}
+	return append([]*tensor.Tensor(nil), a.tensors...), a.workgroupsLocked(), nil
+}
+
+// TakeBinding writes a snapshot's tensors into a descriptor set of its own.
+// The caller owns the set until ReturnBinding, and holds references on the
+// tensors meanwhile.
+func (a *Algorithm) TakeBinding(ts []*tensor.Tensor) (vk.DescriptorSet, error) {
+	if err := a.usable(); err != nil {
+		return 0, err
+	}
+	if len(ts) != len(a.mod.Bindings) {
+		return 0, core.Invalid("binding count mismatch: the shader has %d bindings, got %d tensors", len(a.mod.Bindings), len(ts))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	set, err := a.allocSet()
 	if err != nil {
-		return Binding{}, err
+		return 0, err
 	}
-	writes := make([]vk.BufferWrite, len(a.tensors))
-	for i, t := range a.tensors {
+	writes := make([]vk.BufferWrite, len(ts))
+	for i, t := range ts {
 		writes[i] = vk.BufferWrite{Binding: uint32(i), Type: vk.DescriptorStorageBuffer, Buffer: t.Allocation().Buffer, Range: t.Bytes()}
 	}
 	a.dev.VK.WriteDescriptorBuffers(set, writes)
-	return Binding{Set: set, Tensors: append([]*tensor.Tensor(nil), a.tensors...), Groups: a.workgroupsLocked()}, nil
+	return set, nil
 }
 
 // ReturnBinding gives a descriptor set back for reuse. The caller
 // guarantees no pending GPU work uses it.
-func (a *Algorithm) ReturnBinding(b Binding) {
+func (a *Algorithm) ReturnBinding(set vk.DescriptorSet) {
 	a.mu.Lock()
-	a.freeSet = append(a.freeSet, b.Set)
+	a.freeSet = append(a.freeSet, set)
 	a.mu.Unlock()
 }
 

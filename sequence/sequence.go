@@ -72,7 +72,8 @@ var opNames = [...]string{"SyncDevice", "SyncLocal", "Copy", "Fill", "Barrier", 
 
 type op struct {
 	kind    opKind
-	tensors []*tensor.Tensor
+	tensors []*tensor.Tensor // for a dispatch: the algorithm's bindings when recorded
+	groups  [3]uint32
 	algo    *algorithm.Algorithm
 	push    []byte
 	regions []vk.CopyRegion
@@ -94,11 +95,10 @@ type Sequence struct {
 	mu         sync.Mutex
 	closed     bool // set under mu by Close, before the object is released
 	ops        []op
-	held       []*core.Object // one reference per tensor/algorithm use in ops
+	held       []*core.Object // one reference per tensor and algorithm in ops
 	err        error          // sticky recording error
 	built      bool
 	bindings   []builtBinding // descriptor sets of the current build
-	buildHeld  []*core.Object // references taken by the current build
 	last       uint64         // last submitted timeline value
 	inflight   int            // submits held by the scheduler
 	firstStage uint32         // stage of the first op: where timeline waits block
@@ -111,7 +111,7 @@ type Sequence struct {
 
 type builtBinding struct {
 	algo *algorithm.Algorithm
-	b    algorithm.Binding
+	set  vk.DescriptorSet
 }
 
 type access struct {
@@ -180,7 +180,9 @@ func (s *Sequence) record(check func() (op, error)) *Sequence {
 		return s
 	}
 	for _, t := range o.tensors {
-		t.Object().Acquire()
+		if o.kind != opDispatch { // a dispatch's snapshot holds its references
+			t.Object().Acquire()
+		}
 		s.held = append(s.held, t.Object())
 	}
 	if o.algo != nil {
@@ -350,9 +352,10 @@ func (s *Sequence) Barrier(b Barrier) *Sequence {
 	})
 }
 
-// Dispatch records the algorithm with its current bindings, and push
-// constants given as typed values (see algorithm.Push). Their encoded size
-// must equal the shader's push constant block.
+// Dispatch records the algorithm with the tensors bound to it now, and push
+// constants given as typed values (see algorithm.Push), whose encoded size
+// must equal the shader's push constant block. A later algorithm.Bind does
+// not change this dispatch until Rerecord.
 func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
 	return s.record(func() (op, error) {
 		if a == nil {
@@ -371,7 +374,11 @@ func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
 		if len(data) != a.PushSize() {
 			return op{}, core.Invalid("Dispatch: push constants are %d bytes, the pipeline's are %d", len(data), a.PushSize())
 		}
-		return op{kind: opDispatch, algo: a, push: data}, nil
+		ts, groups, err := a.Snapshot()
+		if err != nil {
+			return op{}, err
+		}
+		return op{kind: opDispatch, algo: a, push: data, tensors: ts, groups: groups}, nil
 	})
 }
 
@@ -398,8 +405,9 @@ func (s *Sequence) Clear() error {
 	return nil
 }
 
-// Rerecord rebuilds the command buffer at the next submit, picking up the
-// algorithms' current bindings (after algorithm.Bind).
+// Rerecord refreshes every dispatch with its algorithm's current bindings
+// (after algorithm.Bind) and rebuilds the command buffer at the next
+// submit.
 func (s *Sequence) Rerecord() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -409,6 +417,29 @@ func (s *Sequence) Rerecord() error {
 	if s.inflight > 0 || !s.q.Done(s.last) {
 		return fmt.Errorf("sequence: Rerecord: %w (wait for the last submit first)", core.ErrPending)
 	}
+	for i := range s.ops {
+		o := &s.ops[i]
+		if o.kind != opDispatch {
+			continue
+		}
+		ts, groups, err := o.algo.Snapshot()
+		if err != nil {
+			return fmt.Errorf("sequence: Rerecord: %w", err)
+		}
+		for _, t := range o.tensors {
+			t.Object().Release()
+		}
+		o.tensors, o.groups = ts, groups
+	}
+	s.held = s.held[:0]
+	for _, o := range s.ops {
+		for _, t := range o.tensors {
+			s.held = append(s.held, t.Object())
+		}
+		if o.algo != nil {
+			s.held = append(s.held, o.algo.Object())
+		}
+	}
 	s.built = false
 	return nil
 }
@@ -417,15 +448,10 @@ func (s *Sequence) Rerecord() error {
 // The caller guarantees no pending submit uses them.
 func (s *Sequence) releaseBuild() {
 	for _, b := range s.bindings {
-		b.algo.ReturnBinding(b.b)
+		b.algo.ReturnBinding(b.set)
 	}
 	clear(s.bindings)
 	s.bindings = s.bindings[:0]
-	for _, o := range s.buildHeld {
-		o.Release()
-	}
-	clear(s.buildHeld)
-	s.buildHeld = s.buildHeld[:0]
 }
 
 // Pending is a submitted sequence. It is a small value; copies refer to the
@@ -523,9 +549,6 @@ func (s *Sequence) EvalAsync() Pending {
 	qi := s.q.Index
 	s.obj.MarkUse(qi, v)
 	for _, o := range s.held {
-		o.MarkUse(qi, v)
-	}
-	for _, o := range s.buildHeld {
 		o.MarkUse(qi, v)
 	}
 	s.last = v
@@ -651,9 +674,6 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 			qi := s.q.Index
 			s.obj.MarkUse(qi, v)
 			for _, o := range s.held {
-				o.MarkUse(qi, v)
-			}
-			for _, o := range s.buildHeld {
 				o.MarkUse(qi, v)
 			}
 			for _, t := range tls {
@@ -873,15 +893,13 @@ func (s *Sequence) recordOp(o *op) error {
 }
 
 func (s *Sequence) recordDispatch(o *op) error {
-	b, err := o.algo.TakeBinding()
+	set, err := o.algo.TakeBinding(o.tensors)
 	if err != nil {
 		return err
 	}
-	s.bindings = append(s.bindings, builtBinding{algo: o.algo, b: b})
-	uses := make([]use, 0, len(b.Tensors))
-	for i, t := range b.Tensors {
-		t.Object().Acquire()
-		s.buildHeld = append(s.buildHeld, t.Object())
+	s.bindings = append(s.bindings, builtBinding{algo: o.algo, set: set})
+	uses := make([]use, 0, len(o.tensors))
+	for i, t := range o.tensors {
 		acc := uint32(vk.AccessShaderRead | vk.AccessShaderWrite)
 		switch o.algo.Access(i) {
 		case algorithm.ReadOnly:
@@ -893,13 +911,13 @@ func (s *Sequence) recordDispatch(o *op) error {
 	}
 	s.barrierFor(merge(uses))
 	lim := s.dev.Info.Limits.MaxComputeWorkGroupCount
-	g := b.Groups
+	g := o.groups
 	if g[1] > lim[1] || g[2] > lim[2] {
 		return core.Invalid("Dispatch: workgroups %v exceed maxComputeWorkGroupCount %v", g, lim)
 	}
 	pipe, layout := o.algo.Pipeline()
 	vk.CmdBindComputePipeline(s.cmd, pipe)
-	vk.CmdBindDescriptorSet(s.cmd, layout, b.Set)
+	vk.CmdBindDescriptorSet(s.cmd, layout, set)
 	vk.CmdPushConstants(s.cmd, layout, o.push)
 	// Dispatches wider than the device limit are split; the base keeps
 	// gl_GlobalInvocationID counting across the pieces.
