@@ -22,6 +22,26 @@
 // algorithm and the command buffer stay alive until the GPU has passed the
 // submit's timeline value, even if they are closed.
 //
+// Submit adds GPU-side timeline waits and signals (package timeline):
+//
+//	seq.Submit(ctx, sequence.Wait(a, 2), sequence.Wait(b, 2), sequence.Signal(c, 3))
+//
+// Independent submits run concurrently where the device has several queues;
+// dependent ones are ordered on the GPU; the host blocks only in Wait.
+//
+// The scheduling guarantee: vkflow never hands the driver a wait whose
+// signal has not already been submitted or signalled from the host. Such a
+// submit is held on the host and released the moment its waits are
+// promised, so no order of Submit calls, from any goroutines, onto any
+// number of queues, can deadlock — not even on a single queue, where the
+// driver itself would. Submit never blocks. A submit waiting on a point
+// nobody signals stays held: Pending.Wait returns the context's error, and
+// Manager.Close reports it (a *StuckError) and frees its resources, which
+// the GPU never saw. Signal values must increase on each timeline, across
+// host and GPU signals, and are checked before anything reaches the driver.
+// Buffers are shared concurrently between queue families when the Manager
+// uses more than one, so tensors need no ownership transfers.
+//
 // A submitted sequence can be submitted again without re-recording. Clear
 // drops its operations; Rerecord rebuilds it with the algorithms' current
 // bindings. Both need the last submit to have completed (ErrPending
@@ -31,5 +51,5 @@
 // Ownership: the Manager owns every Sequence; a sequence holds a reference
 // on each tensor and algorithm it records until Clear or Close.
 //
-// Imports: vk, internal/core, tensor and algorithm.
+// Imports: vk, internal/core, tensor, algorithm and timeline.
 package sequence

@@ -88,9 +88,15 @@ func (d *Device) HasDeviceFunction(name string) bool {
 	return C.vkflowGetDeviceProcAddr(d.handle, c) != nil
 }
 
-// CreateBuffer creates a buffer with exclusive sharing.
-func (d *Device) CreateBuffer(size uint64, usage uint32) (Buffer, error) {
-	r := C.vkflowCreateBuffer(d.handle, C.uint64_t(size), C.uint32_t(usage))
+// CreateBuffer creates a buffer. With two or more queue families it is
+// shared concurrently between them (no ownership transfers); otherwise it
+// is exclusive.
+func (d *Device) CreateBuffer(size uint64, usage uint32, families ...uint32) (Buffer, error) {
+	var fp *C.uint32_t
+	if len(families) > 1 {
+		fp = (*C.uint32_t)(unsafe.Pointer(&families[0]))
+	}
+	r := C.vkflowCreateBuffer(d.handle, C.uint64_t(size), C.uint32_t(usage), C.uint32_t(len(families)), fp)
 	return Buffer(r.handle), check("vkCreateBuffer", r.result)
 }
 

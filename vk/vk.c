@@ -341,12 +341,14 @@ PFN_vkVoidFunction vkflowGetDeviceProcAddr(VkDevice dev, const char *name) {
 	return vkf.vkGetDeviceProcAddr(dev, name);
 }
 
-vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage) {
+vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families) {
 	VkBufferCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
 		.size = size,
 		.usage = usage,
-		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+		.sharingMode = nFamilies > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+		.queueFamilyIndexCount = nFamilies > 1 ? nFamilies : 0,
+		.pQueueFamilyIndices = nFamilies > 1 ? families : NULL,
 	};
 	VkBuffer b = VK_NULL_HANDLE;
 	vkflowHandle r;

@@ -90,7 +90,7 @@ VkResult vkflowDeviceWaitIdle(VkDevice dev);
 PFN_vkVoidFunction vkflowGetDeviceProcAddr(VkDevice dev, const char *name);
 
 // Buffers and memory.
-vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage);
+vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families);
 void vkflowDestroyBuffer(VkDevice dev, uint64_t buf);
 void vkflowBufferRequirements(VkDevice dev, uint64_t buf, VkMemoryRequirements *out);
 vkflowHandle vkflowAllocateMemory(VkDevice dev, uint64_t size, uint32_t typeIndex);

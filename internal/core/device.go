@@ -38,8 +38,12 @@ type Device struct {
 	Cache    vk.PipelineCache
 	Staged   bool // Device tensors go through the staging ring
 
-	queues  []*Queue    // physical queues
-	logical []QueueInfo // logical index -> physical queue
+	queues []*Queue // physical queues
+	// families lists the distinct queue families in use. With more than one,
+	// buffers are created VK_SHARING_MODE_CONCURRENT across them, so a tensor
+	// moves between compute and transfer queues without ownership transfers.
+	families []uint32
+	logical  []QueueInfo // logical index -> physical queue
 
 	closed  atomic.Bool // Close has started: no new objects or submits
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
@@ -104,6 +108,9 @@ func Open(cfg Config) (*Device, error) {
 			}
 			d.queues = append(d.queues, &Queue{dev: d, Index: len(d.queues), Family: r.Family, InFam: k, handle: dev.Queue(r.Family, k), sem: sem})
 		}
+	}
+	for _, r := range reqs {
+		d.families = append(d.families, r.Family)
 	}
 	for i := 0; i < cfg.ComputeQueues; i++ {
 		p := i % int(nCompute)

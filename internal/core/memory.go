@@ -197,7 +197,7 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	if size == 0 {
 		return nil, Invalid("zero-size buffer")
 	}
-	buf, err := d.VK.CreateBuffer(size, usage)
+	buf, err := d.VK.CreateBuffer(size, usage, d.families...)
 	if err != nil {
 		return nil, err
 	}
