@@ -170,7 +170,7 @@ func (s *Sequence) record(check func() (op, error)) *Sequence {
 	if s.err != nil {
 		return s
 	}
-	if s.obj.Closed() {
+	if s.closed || s.obj.Closed() {
 		s.err = core.Closed("sequence")
 		return s
 	}
