@@ -1,0 +1,9 @@
+// Package bench holds vkflow's benchmarks against the raw C Vulkan baseline
+// in bench/baseline: the Go side (bench_test.go, BenchmarkGo/<workload>)
+// does exactly the work the C side (BenchmarkC/<workload>) does, so
+// bench/report can pair them by name. bench/run.sh runs both, interleaved,
+// and prints the comparison; docs/BENCHMARKS.md explains the workloads and
+// the results.
+//
+// The package has no API; everything is in its tests.
+package bench

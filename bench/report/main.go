@@ -1,0 +1,427 @@
+// Command report turns benchmark output into the vkflow-versus-C table.
+//
+// It reads Go-benchmark-format lines from stdin, both BenchmarkC/<name>
+// (bench/baseline/baseline.c) and BenchmarkGo/<name> (bench/bench_test.go),
+// any number of runs of each, takes the median ns/op per name, pairs C and
+// Go by workload name and prints one markdown table, the allocations per
+// submit+wait, and whether each goal is met. Other lines are ignored, except
+// the C baseline's "baseline: device ..." line (which may also come from the
+// file given with -device-log) and go test's "cpu:" line.
+//
+// Usage:
+//
+//	go run ./bench/report [-device-log FILE] [-date YYYY-MM-DD] < raw.txt
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Goals and context.
+const (
+	dispatchGoal  = 1.05 // dispatch1024: vkflow ns/op <= 1.05 x C
+	e2eGoal       = 0.90 // mul16m_e2e: vkflow GB/s >= 0.9 x C
+	komputeE2E    = 2.21 // GB/s, Kompute's 16M-float multiply, /work/shared/notes/kompute.md
+	dispatchName  = "dispatch1024"
+	e2eName       = "mul16m_e2e"
+	allocsName    = "allocs_submit_wait"
+	exactAllocsOp = "exact-allocs/op"
+)
+
+// order is the table's row order; other names follow, sorted.
+var order = []string{
+	"dispatch1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
+	"mul16m_kernel_scalar", "manager_create",
+}
+
+// sample is one benchmark line.
+type sample struct {
+	ns      float64
+	bytesOp float64 // bytes per op from GB/s or MB/s, 0 if none
+	metrics map[string]float64
+}
+
+// results holds every sample, keyed by side ("C" or "Go") and workload.
+type results struct {
+	runs   map[string]map[string][]sample
+	device string
+	cpu    string // go test's cpu: line
+}
+
+var (
+	benchLine  = regexp.MustCompile(`^Benchmark(C|Go)/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+	deviceLine = regexp.MustCompile(`^baseline: device \d+: (.*)$`)
+)
+
+// parse reads benchmark output. Malformed benchmark lines are errors.
+func parse(r io.Reader) (*results, error) {
+	res := &results{runs: map[string]map[string][]sample{"C": {}, "Go": {}}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if m := deviceLine.FindStringSubmatch(line); m != nil {
+			res.device = m[1]
+			continue
+		}
+		if cpu, ok := strings.CutPrefix(line, "cpu: "); ok {
+			res.cpu = cpu
+			continue
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		side, name := m[1], m[2]
+		s, err := parseMetrics(m[4])
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v: %q", n, err, line)
+		}
+		res.runs[side][name] = append(res.runs[side][name], s)
+	}
+	return res, sc.Err()
+}
+
+// parseMetrics reads the "<value> <unit>" pairs after the iteration count.
+func parseMetrics(text string) (sample, error) {
+	f := strings.Fields(text)
+	if len(f) == 0 || len(f)%2 != 0 {
+		return sample{}, fmt.Errorf("want <value> <unit> pairs")
+	}
+	s := sample{ns: math.NaN(), metrics: map[string]float64{}}
+	for i := 0; i < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return sample{}, fmt.Errorf("bad value %q", f[i])
+		}
+		s.metrics[f[i+1]] = v
+	}
+	ns, ok := s.metrics["ns/op"]
+	if !ok || ns <= 0 {
+		return sample{}, fmt.Errorf("no positive ns/op")
+	}
+	s.ns = ns
+	switch {
+	case s.metrics["GB/s"] > 0:
+		s.bytesOp = s.metrics["GB/s"] * ns // GB/s = bytes / ns
+	case s.metrics["MB/s"] > 0:
+		s.bytesOp = s.metrics["MB/s"] * ns / 1e3
+	}
+	return s, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// stat is one side of one workload.
+type stat struct {
+	n        int
+	ns       float64 // median ns/op
+	min, max float64 // ns/op over the runs
+	gbps     float64 // bytes/op over the median ns/op; NaN without throughput
+}
+
+func summarize(ss []sample) (stat, bool) {
+	if len(ss) == 0 {
+		return stat{ns: math.NaN(), gbps: math.NaN()}, false
+	}
+	var ns, bytes []float64
+	for _, s := range ss {
+		ns = append(ns, s.ns)
+		if s.bytesOp > 0 {
+			bytes = append(bytes, s.bytesOp)
+		}
+	}
+	st := stat{n: len(ss), ns: median(ns), min: slices.Min(ns), max: slices.Max(ns), gbps: math.NaN()}
+	if len(bytes) > 0 {
+		st.gbps = median(bytes) / st.ns
+	}
+	return st, true
+}
+
+// row is one workload of the table.
+type row struct {
+	name  string
+	c, vf stat
+	hasC  bool
+	hasGo bool
+}
+
+func (r row) timeRatio() float64 { return r.vf.ns / r.c.ns }
+func (r row) gbpsRatio() float64 { return r.vf.gbps / r.c.gbps }
+
+func (res *results) rows() []row {
+	names := map[string]bool{}
+	for _, side := range res.runs {
+		for name := range side {
+			if name != allocsName {
+				names[name] = true
+			}
+		}
+	}
+	var list []string
+	for _, n := range order {
+		if names[n] {
+			list = append(list, n)
+			delete(names, n)
+		}
+	}
+	var rest []string
+	for n := range names {
+		rest = append(rest, n)
+	}
+	slices.Sort(rest)
+	list = append(list, rest...)
+	var out []row
+	for _, n := range list {
+		r := row{name: n}
+		r.c, r.hasC = summarize(res.runs["C"][n])
+		r.vf, r.hasGo = summarize(res.runs["Go"][n])
+		out = append(out, r)
+	}
+	return out
+}
+
+func (res *results) find(name string) (row, bool) {
+	for _, r := range res.rows() {
+		if r.name == name {
+			return r, true
+		}
+	}
+	return row{}, false
+}
+
+// group formats a non-negative number with thousands separators.
+func group(v float64) string {
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func fmtNs(v float64, ok bool) string {
+	if !ok || math.IsNaN(v) {
+		return "—"
+	}
+	return group(v)
+}
+
+func fmtNum(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "MET"
+	}
+	return "NOT MET"
+}
+
+// meta is the header's machine description.
+type meta struct {
+	date, arch, cpu, device string
+}
+
+func render(w io.Writer, res *results, m meta) {
+	fmt.Fprintf(w, "## vkflow vs raw C Vulkan\n\n")
+	fmt.Fprintf(w, "%s · %s · %s · %s\n\n", m.date, m.arch, m.cpu, m.device)
+
+	rows := res.rows()
+	nC, nGo := 0, 0
+	for _, r := range rows {
+		nC, nGo = max(nC, r.c.n), max(nGo, r.vf.n)
+	}
+	fmt.Fprintf(w, "Median ns/op per workload over all runs (up to %d C, %d vkflow). Time ratio: lower is better; GB/s ratio: higher is better.\n\n", nC, nGo)
+	fmt.Fprintln(w, "| workload | C ns/op | vkflow ns/op | vkflow/C time | C GB/s | vkflow GB/s | vkflow/C GB/s |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		ratio, gr := "—", "—"
+		if r.hasC && r.hasGo {
+			ratio = fmtNum(r.timeRatio(), 2)
+			gr = fmtNum(r.gbpsRatio(), 2)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.name,
+			fmtNs(r.c.ns, r.hasC), fmtNs(r.vf.ns, r.hasGo), ratio,
+			fmtNum(r.c.gbps, 2), fmtNum(r.vf.gbps, 2), gr)
+	}
+
+	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs):\n\n")
+	for _, r := range rows {
+		var parts []string
+		if r.hasC {
+			parts = append(parts, fmt.Sprintf("C %s–%s (%d runs)", group(r.c.min), group(r.c.max), r.c.n))
+		}
+		if r.hasGo {
+			parts = append(parts, fmt.Sprintf("vkflow %s–%s (%d runs)", group(r.vf.min), group(r.vf.max), r.vf.n))
+		}
+		fmt.Fprintf(w, "- %s: %s\n", r.name, strings.Join(parts, "; "))
+	}
+
+	// Allocations.
+	allocs := res.runs["Go"][allocsName]
+	allocsKnown := len(allocs) > 0
+	var worst, worstExact, worstBytes float64
+	exactKnown := false
+	for _, s := range allocs {
+		a, ok := s.metrics["allocs/op"]
+		if !ok {
+			allocsKnown = false
+		}
+		worst = max(worst, a)
+		worstBytes = max(worstBytes, s.metrics["B/op"])
+		if e, ok := s.metrics[exactAllocsOp]; ok {
+			worstExact = max(worstExact, e)
+			exactKnown = true
+		}
+	}
+	fmt.Fprintf(w, "\nAllocations per submit+wait (BenchmarkGo/%s, the dispatch1024 path): ", allocsName)
+	if allocsKnown {
+		fmt.Fprintf(w, "%s allocs/op, %s B/op (worst of %d runs", fmtNum(worst, 0), fmtNum(worstBytes, 0), len(allocs))
+		if exactKnown {
+			fmt.Fprintf(w, "; exact average %s allocs/op", fmtNum(worstExact, 4))
+		}
+		fmt.Fprintf(w, ").\n")
+	} else {
+		fmt.Fprintf(w, "not measured.\n")
+	}
+
+	// Goals.
+	fmt.Fprintf(w, "\nGoals:\n\n")
+	if r, ok := res.find(dispatchName); ok && r.hasC && r.hasGo {
+		fmt.Fprintf(w, "- dispatch1024 vkflow/C time <= %.2f: %.2f (%s vs %s ns/op) — **%s**\n", dispatchGoal,
+			r.timeRatio(), group(r.vf.ns), group(r.c.ns), verdict(r.timeRatio() <= dispatchGoal))
+	} else {
+		fmt.Fprintf(w, "- dispatch1024 vkflow/C time <= %.2f: **NOT MEASURED**\n", dispatchGoal)
+	}
+	if r, ok := res.find(e2eName); ok && r.hasC && r.hasGo && !math.IsNaN(r.gbpsRatio()) {
+		fmt.Fprintf(w, "- mul16m_e2e vkflow GB/s >= %.1fx C (vec4 e2e): %s vs %s GB/s = %.2fx — **%s**\n", e2eGoal,
+			fmtNum(r.vf.gbps, 2), fmtNum(r.c.gbps, 2), r.gbpsRatio(), verdict(r.gbpsRatio() >= e2eGoal))
+	} else {
+		fmt.Fprintf(w, "- mul16m_e2e vkflow GB/s >= %.1fx C: **NOT MEASURED**\n", e2eGoal)
+	}
+	if allocsKnown {
+		ok := worst == 0 && (!exactKnown || worstExact == 0)
+		fmt.Fprintf(w, "- allocs per submit+wait == 0: %s — **%s**\n", fmtNum(worst, 0), verdict(ok))
+	} else {
+		fmt.Fprintf(w, "- allocs per submit+wait == 0: **NOT MEASURED**\n")
+	}
+
+	// Context.
+	if r, ok := res.find(e2eName); ok && r.hasGo && !math.IsNaN(r.vf.gbps) {
+		fmt.Fprintf(w, "\nContext only (not a goal): Kompute's reference figure on this machine is %.2f GB/s for the same 16M-float multiply "+
+			"(/work/shared/notes/kompute.md); vkflow e2e GB/s / %.2f = %.2f.\n", komputeE2E, komputeE2E, r.vf.gbps/komputeE2E)
+	}
+}
+
+// cpuModel reads the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func machine() string {
+	out, err := exec.Command("uname", "-m").Output()
+	if err == nil && len(strings.TrimSpace(string(out))) > 0 {
+		return strings.TrimSpace(string(out))
+	}
+	return runtime.GOARCH
+}
+
+// deviceFromLog returns the device named in a C baseline stderr log.
+func deviceFromLog(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r, err := parse(f)
+	if err != nil {
+		return "", err
+	}
+	return r.device, nil
+}
+
+func main() {
+	deviceLog := flag.String("device-log", "", "C baseline stderr log to read the device name from")
+	date := flag.String("date", "", "date for the header (default today, YYYY-MM-DD)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: report [-device-log FILE] [-date YYYY-MM-DD] < benchmark-output\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	res, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+	if len(res.runs["C"]) == 0 && len(res.runs["Go"]) == 0 {
+		fmt.Fprintln(os.Stderr, "report: no BenchmarkC/ or BenchmarkGo/ lines on stdin")
+		os.Exit(1)
+	}
+	m := meta{date: *date, arch: machine(), cpu: cpuModel(), device: res.device}
+	if m.date == "" {
+		m.date = time.Now().Format("2006-01-02")
+	}
+	if m.cpu == "" {
+		m.cpu = res.cpu
+	}
+	if *deviceLog != "" {
+		d, err := deviceFromLog(*deviceLog)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "report:", err)
+			os.Exit(1)
+		}
+		if d != "" {
+			m.device = d
+		}
+	}
+	for _, p := range []*string{&m.cpu, &m.device} {
+		if *p == "" {
+			*p = "unknown"
+		}
+	}
+	m.cpu = "CPU: " + m.cpu
+	m.device = "device: " + m.device
+	render(os.Stdout, res, m)
+}
