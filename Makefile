@@ -10,13 +10,17 @@ deps:
 	@tools/deps.sh
 	@$(GO) mod download
 
+# The main demo: a two-queue rasterize->blend pipeline with bounded
+# lookahead; writes rasterblend.png and prints passes per second.
 demo: deps
-	$(GO) run ./examples/logreg
+	$(GO) run ./examples/rasterblend
 
 examples: deps
 	$(GO) run ./examples/devices
 	$(GO) run ./examples/multiply
 	$(GO) run ./examples/logreg
+	$(GO) run ./examples/dag
+	$(GO) run ./examples/readme
 
 # The suite runs with the Khronos validation layer and synchronization
 # validation on (every test Manager enables them; internal/testutil fails a

@@ -4,7 +4,8 @@
 // Each shader lives here twice: as GLSL source (X.comp) and as the SPIR-V
 // that glslc produces from it (X.spv). Both are committed, so building the
 // module needs no shader compiler; the SPIR-V is embedded in the binary and
-// exposed as the byte slices Mul, MulVec4, Add, AddVec4, Saxpy and LogReg,
+// exposed as the byte slices Mul, MulVec4, Add, AddVec4, Saxpy, LogReg,
+// Raster and Blend (the last two for examples/rasterblend),
 // and through FS for code that wants to look shaders up by file name.
 //
 // After editing a .comp file, rebuild the SPIR-V with
@@ -16,8 +17,8 @@
 // recompiles into a temporary folder and fails if any committed .spv differs
 // from what its source compiles to.
 //
-// All shaders use descriptor set 0, std430 storage buffers of float data and
-// a one-dimensional workgroup; the interface of each one (bindings, access,
+// All shaders use descriptor set 0 and std430 storage buffers of float data;
+// all but Raster (16x16) have a one-dimensional workgroup. The interface of each one (bindings, access,
 // push constants, workgroup size) is described at the top of its .comp file
 // and in the comments of the variables below. Host code relies on those
 // interfaces; change them only together with the code that dispatches them.

@@ -58,4 +58,29 @@ var (
 	//
 	//go:embed logreg.spv
 	LogReg []byte
+
+	// Raster rasterizes one batch of triangles into an RGBA layer, one
+	// invocation per pixel; the last covering triangle of the batch wins,
+	// tested with exact fixed-point edge functions at pixel centres. Local
+	// size 16×16: dispatch (ceil(width/16), ceil(height/16), 1). Set 0,
+	// binding 0 tri (3 vec4 per triangle: (x0, y0, x1, y1), (x2, y2, -, -),
+	// (r, g, b, a), vertices in pixels, multiples of 1/16 in [0, 1024];
+	// read-only), 1 batch (1 float: the batch index k, rasterizing triangles
+	// k*count to k*count+count-1; read-only), 2 layer (width*height vec4,
+	// row-major: colour and alpha of the winning triangle, or zero;
+	// write-only). Push constants: uint width, uint height, uint count
+	// (12 bytes).
+	//
+	//go:embed raster.spv
+	Raster []byte
+
+	// Blend composites a layer over an image in place with the "over"
+	// operator: dst.rgb = src.rgb*src.a + dst.rgb*(1-src.a), dst.a = src.a +
+	// dst.a*(1-src.a), so dst accumulates premultiplied RGBA. Local size
+	// 256, one invocation per pixel; set 0, binding 0 src (vec4 per pixel,
+	// straight alpha; read-only), 1 dst (vec4 per pixel; read-write); the
+	// length of dst sets the pixel count. No push constants.
+	//
+	//go:embed blend.spv
+	Blend []byte
 )

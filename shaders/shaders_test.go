@@ -26,6 +26,8 @@ func TestEmbeddedBlobs(t *testing.T) {
 		{"AddVec4", "add_vec4.spv", AddVec4},
 		{"Saxpy", "saxpy.spv", Saxpy},
 		{"LogReg", "logreg.spv", LogReg},
+		{"Raster", "raster.spv", Raster},
+		{"Blend", "blend.spv", Blend},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

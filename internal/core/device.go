@@ -241,7 +241,11 @@ func (d *Device) Close(timeout time.Duration) error {
 		d.Log.Error("vkflow: device not idle at Close", "err", err)
 		return err
 	}
-	err := d.closeObjects()
+	// Every submit the driver saw has completed, so this cannot hang; it
+	// also waits for the driver's own bookkeeping (lavapipe's submit thread
+	// touches a batch's semaphores just after they signal).
+	idleErr := d.VK.WaitIdle()
+	err := errors.Join(d.closeObjects(), idleErr)
 	if len(stuck) > 0 {
 		err = errors.Join(err, &StuckError{Queues: stuck})
 	}
