@@ -16,6 +16,13 @@ package bench
 //	                      timeline), no validation, while another Manager
 //	                      stays open as the C side's main context does
 //	allocs_submit_wait    dispatch1024 again, reporting Go allocations
+//	chain1000             1000 dependent saxpy dispatches (1024 floats),
+//	                      alternating between sequences on logical queues 0
+//	                      and 1, linked by one timeline (dispatch k waits for
+//	                      base+k and signals base+k+1), one host wait at the
+//	                      end; ns/op is per chain, ns/dispatch per dispatch
+//	chain1000_eval        (Go only) the same 1000 dispatches with a host
+//	                      wait after each (seq.Eval, Kompute's model)
 //
 // Like the C side, every workload runs 3 warm-up iterations before the
 // timer starts and verifies its results once against the CPU, outside the
@@ -36,6 +43,7 @@ import (
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/timeline"
 )
 
 const (
@@ -43,6 +51,7 @@ const (
 	bigN         = 16 << 20 // mul16m_* (the C side's BIG_N)
 	bytesPerElem = 12       // read a and b, write out
 	warmup       = 3        // the C side's WARMUP_ITERS
+	chainLen     = 1000     // dispatches per chain (the C side's CHAIN_LEN)
 )
 
 // fillInputs is the C side's fill_inputs: deterministic inputs whose
@@ -231,13 +240,132 @@ func (e *bigEnv) verifyAll(ctx context.Context) error {
 	return verify("mul16m_kernel_scalar", e.hostA, e.hostB, got)
 }
 
+// chainEnv is the chain1000 setup: x (n ones) and y (n floats), the saxpy
+// kernel y += alpha*x over them, one sequence per logical queue (0 and 1)
+// each recording Dispatch(saxpy, alpha = 1) once, and the timeline that
+// links the dispatches. With x = alpha = 1 every dispatch adds exactly 1 to
+// every element of y and reads the previous dispatch's result, so the
+// dispatches depend on each other and after k of them from zero y == k.
+type chainEnv struct {
+	x, y  *tensor.Tensor
+	saxpy *algorithm.Algorithm
+	seqs  [2]*sequence.Sequence // logical queues 0 and 1
+	sync  *sequence.Sequence    // SyncLocal(y): verification only
+	tl    *timeline.Timeline
+	value uint64 // the last value signalled on tl (by the last chain)
+}
+
+// newChainEnv needs a Manager with two logical compute queues (on lavapipe
+// both map to its one queue).
+func newChainEnv(m *vkflow.Manager, n int) (*chainEnv, error) {
+	e := &chainEnv{}
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var err error
+	if e.x, err = tensor.FromSlice(m, ones); err != nil {
+		return nil, err
+	}
+	if e.y, err = tensor.New(m, tensor.Float32, []int{n}); err != nil {
+		return nil, err
+	}
+	if e.saxpy, err = kernels.Saxpy(m, e.x, e.y); err != nil {
+		return nil, err
+	}
+	if got, want := e.saxpy.Workgroups(), [3]uint32{uint32((n + 63) / 64), 1, 1}; got != want {
+		return nil, fmt.Errorf("Saxpy over %d floats: workgroups %v, want %v", n, got, want)
+	}
+	for q := range e.seqs {
+		if e.seqs[q], err = sequence.New(m, q); err != nil {
+			return nil, err
+		}
+		if err = e.seqs[q].Dispatch(e.saxpy, float32(1)).Err(); err != nil {
+			return nil, err
+		}
+	}
+	if e.sync, err = sequence.New(m, 0); err != nil {
+		return nil, err
+	}
+	if err = e.sync.SyncLocal(e.y).Err(); err != nil {
+		return nil, err
+	}
+	if e.tl, err = timeline.New(m, 0); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// chain submits n dispatches without waiting, dispatch k on logical queue
+// k%2, waiting on the GPU for the timeline at base+k and signalling base+k+1,
+// then waits once on the host for the last one.
+func (e *chainEnv) chain(ctx context.Context, n int) error {
+	for k := range n {
+		v := e.value
+		p := e.seqs[k%2].Submit(ctx, sequence.Wait(e.tl, v), sequence.Signal(e.tl, v+1))
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("chain dispatch %d: %w", k, err)
+		}
+		e.value = v + 1
+	}
+	return e.tl.Wait(ctx, e.value)
+}
+
+// evalChain runs the same n dispatches, alternating the two sequences, with
+// a host wait after each (seq.Eval): no timeline, the host orders them.
+func (e *chainEnv) evalChain(ctx context.Context, n int) error {
+	for k := range n {
+		if err := e.seqs[k%2].Eval(ctx); err != nil {
+			return fmt.Errorf("eval chain dispatch %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// verify clears y, runs run (n dispatches) and checks y == n exactly.
+func (e *chainEnv) verify(ctx context.Context, what string, n int, run func(context.Context, int) error) error {
+	if err := tensor.Write(e.y, make([]float32, e.y.Len())); err != nil {
+		return err
+	}
+	if err := run(ctx, n); err != nil {
+		return err
+	}
+	if err := e.sync.Eval(ctx); err != nil {
+		return err
+	}
+	got, err := e.y.Float32s()
+	if err != nil {
+		return err
+	}
+	for i, v := range got {
+		if v != float32(n) {
+			return fmt.Errorf("%s: verification failed at %d: got %.9g want %d", what, i, v, n)
+		}
+	}
+	return nil
+}
+
+// verifyAll checks both chains of n dispatches.
+func (e *chainEnv) verifyAll(ctx context.Context, n int) error {
+	if err := e.verify(ctx, "chain", n, e.chain); err != nil {
+		return err
+	}
+	return e.verify(ctx, "eval chain", n, e.evalChain)
+}
+
+// perDispatch reports the benchmark's time per dispatch, ns/op being per
+// chain of chainLen dispatches. Call it after the b.Loop.
+func perDispatch(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/chainLen, "ns/dispatch")
+}
+
 // openBench opens a benchmark Manager: never with validation.
-func openBench(b *testing.B) *vkflow.Manager {
+func openBench(b *testing.B, opts ...vkflow.Option) *vkflow.Manager {
 	b.Helper()
 	if v := os.Getenv("VKFLOW_VALIDATION"); v != "" && v != "0" {
 		b.Fatalf("VKFLOW_VALIDATION=%s: benchmarks must run without the validation layer (unset it)", v)
 	}
-	m, err := vkflow.New(vkflow.WithValidation(false))
+	m, err := vkflow.New(append(opts, vkflow.WithValidation(false))...)
 	if err != nil {
 		b.Fatalf("vkflow.New: %v", err)
 	}
@@ -248,6 +376,7 @@ func openBench(b *testing.B) *vkflow.Manager {
 // one group, and closes it when the group is done.
 type group[E any] struct {
 	name  string
+	opts  []vkflow.Option // for the Manager, besides WithValidation(false)
 	m     *vkflow.Manager
 	env   E
 	err   error
@@ -257,7 +386,7 @@ type group[E any] struct {
 func (g *group[E]) get(b *testing.B) E {
 	b.Helper()
 	if g.m == nil && g.err == nil {
-		g.m = openBench(b)
+		g.m = openBench(b, g.opts...)
 		g.env, g.err = g.setup(context.Background(), g.m)
 	}
 	if g.err != nil {
@@ -355,6 +484,26 @@ func BenchmarkGo(b *testing.B) {
 	})
 	big.close(b)
 
+	chain := &group[*chainEnv]{name: "chain", opts: []vkflow.Option{vkflow.WithQueues(2, false)},
+		setup: func(ctx context.Context, m *vkflow.Manager) (*chainEnv, error) {
+			e, err := newChainEnv(m, smallN)
+			if err != nil {
+				return nil, err
+			}
+			return e, e.verifyAll(ctx, chainLen)
+		}}
+	b.Run("chain1000", func(b *testing.B) {
+		e := chain.get(b)
+		loop(b, func() error { return e.chain(ctx, chainLen) })
+		perDispatch(b)
+	})
+	b.Run("chain1000_eval", func(b *testing.B) {
+		e := chain.get(b)
+		loop(b, func() error { return e.evalChain(ctx, chainLen) })
+		perDispatch(b)
+	})
+	chain.close(b)
+
 	b.Run("manager_create", func(b *testing.B) {
 		// The C side creates and destroys its devices while its main
 		// context (instance and device) stays open, so the Vulkan loader
@@ -404,6 +553,24 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if _, err := newBigEnv(m, 4094); err == nil {
 		t.Fatal("newBigEnv accepted a length that is not a multiple of 4")
+	}
+
+	// chain1000 and chain1000_eval as 10-dispatch chains, on two logical
+	// queues.
+	cm, _ := testutil.Manager(t, vkflow.WithQueues(2, false))
+	c, err := newChainEnv(cm, smallN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.verifyAll(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	// Again: the timeline values go on increasing from the last chain.
+	if err := c.verify(ctx, "second chain", 10, c.chain); err != nil {
+		t.Fatal(err)
+	}
+	if c.value != 20 {
+		t.Fatalf("timeline at %d after two 10-dispatch chains, want 20", c.value)
 	}
 
 	// manager_create, without validation like the benchmark.

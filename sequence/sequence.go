@@ -666,8 +666,7 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	s.inflight++
 	s.mu.Unlock()
 
-	sub := &core.Submission{Q: s.q, Cmd: cmd, Waits: waits, Signals: signals,
-		What: fmt.Sprintf("sequence on logical queue %d", s.queue)}
+	sub := &core.Submission{Q: s.q, Cmd: cmd, Waits: waits, Signals: signals, Logical: s.queue}
 	sub.OnRelease = func(v uint64, err error) {
 		s.mu.Lock()
 		if err == nil {

@@ -388,10 +388,21 @@ func (d *Device) SemaphoreValue(s Semaphore) (uint64, error) {
 	return uint64(r.value), check("vkGetSemaphoreCounterValue", r.result)
 }
 
+// errWaitTimeout is returned for every timed-out wait, so that waiting in
+// slices allocates nothing.
+var errWaitTimeout = &Error{Call: "vkWaitSemaphores", Result: Timeout}
+
+func checkWait(r C.VkResult) error {
+	if Result(r) == Timeout {
+		return errWaitTimeout
+	}
+	return check("vkWaitSemaphores", r)
+}
+
 // WaitSemaphore waits until s reaches value or timeoutNs passes; a timeout
-// is an *Error matching ErrTimeout. It allocates nothing on success.
+// is an *Error matching ErrTimeout. It allocates nothing, timeouts included.
 func (d *Device) WaitSemaphore(s Semaphore, value, timeoutNs uint64) error {
-	return check("vkWaitSemaphores", C.vkflowWaitSemaphore(d.handle, C.uint64_t(s), C.uint64_t(value), C.uint64_t(timeoutNs)))
+	return checkWait(C.vkflowWaitSemaphore(d.handle, C.uint64_t(s), C.uint64_t(value), C.uint64_t(timeoutNs)))
 }
 
 // WaitSemaphores waits until all (or, with any, one) of sems reach their
@@ -405,7 +416,7 @@ func (d *Device) WaitSemaphores(sems []Semaphore, values []uint64, any bool, tim
 	if any {
 		a = 1
 	}
-	return check("vkWaitSemaphores", C.vkflowWaitSemaphores(d.handle, C.uint32_t(len(sems)),
+	return checkWait(C.vkflowWaitSemaphores(d.handle, C.uint32_t(len(sems)),
 		(*C.uint64_t)(unsafe.Pointer(&sems[0])), (*C.uint64_t)(unsafe.Pointer(&values[0])), a, C.uint64_t(timeoutNs)))
 }
 

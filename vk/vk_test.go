@@ -89,6 +89,20 @@ func TestTimelineSubmitWaitAllocatesNothing(t *testing.T) {
 	assert.Equal(t, value, got)
 }
 
+// Waiting in bounded slices must not allocate, even when slices time out.
+func TestTimedOutWaitAllocatesNothing(t *testing.T) {
+	_, dev, _, _ := device(t)
+	sem, err := dev.CreateTimeline(0)
+	require.NoError(t, err)
+	defer dev.DestroySemaphore(sem)
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := dev.WaitSemaphore(sem, 1, 1000); !errors.Is(err, vk.ErrTimeout) {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
 func TestWaitTimeoutAndHostSignal(t *testing.T) {
 	_, dev, _, _ := device(t)
 	sem, err := dev.CreateTimeline(3)

@@ -7,8 +7,9 @@
  * Usage:
  *   baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING]
  *
- * SHADER_DIR must contain mul.spv and mul_vec4.spv. Results go to stdout in
- * Go's benchmark format (BenchmarkC/<name>-<ncpu>\t<iters>\t<ns> ns/op[\t<x> GB/s]);
+ * SHADER_DIR must contain mul.spv, mul_vec4.spv and saxpy.spv. Results go to
+ * stdout in Go's benchmark format
+ * (BenchmarkC/<name>-<ncpu>\t<iters>\t<ns> ns/op[\t<x> GB/s][\t<x> ns/dispatch]);
  * diagnostics (device, driver, notes) go to stderr. See README.md.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -62,6 +63,9 @@ static void *xaligned_alloc(size_t size)
 #define MUL_LOCAL_SIZE 64u                 /* mul.spv local_size_x */
 #define MUL_VEC4_LOCAL_SIZE 256u           /* mul_vec4.spv local_size_x */
 #define BYTES_PER_ELEMENT 12.0             /* a + b read, out written */
+#define CHAIN_N 1024u                      /* chain1000 element count */
+#define CHAIN_LEN 1000u                    /* chain1000 dispatches per chain */
+#define SAXPY_LOCAL_SIZE 64u               /* saxpy.spv local_size_x */
 
 /* ------------------------------------------------------------------------ */
 /* Device setup shared by the main context and manager_create               */
@@ -201,6 +205,21 @@ typedef struct {
     float *src_a, *src_b, *result;
     int e2e_verified;
     int scalar_verified;
+
+    /* chain1000: saxpy y += alpha*x, two command buffers (one per logical
+     * queue; both are submitted to the one VkQueue), linked by their own
+     * timeline semaphore. */
+    int have_chain;
+    VkDescriptorSetLayout chain_set_layout;
+    VkPipelineLayout chain_pipe_layout;
+    VkPipeline pipe_saxpy;
+    Buffer cx, cy;
+    VkDescriptorSet set_chain;
+    VkCommandBuffer cb_chain[2];
+    VkCommandBuffer cb_host_sync; /* verification only: writes -> host */
+    VkSemaphore chain_timeline;
+    uint64_t chain_value;         /* last value signalled on chain_timeline */
+    int chain_verified;
 } Ctx;
 
 static uint32_t pick_memory_type(const Ctx *c, uint32_t type_bits)
@@ -289,7 +308,8 @@ static VkShaderModule load_shader(Ctx *c, const char *dir, const char *name)
     return mod;
 }
 
-static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
+static VkPipeline create_pipeline_layout(Ctx *c, VkShaderModule mod, int dispatch_base,
+                                         VkPipelineLayout layout)
 {
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -300,11 +320,16 @@ static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
             .module = mod,
             .pName = "main",
         },
-        .layout = c->pipe_layout,
+        .layout = layout,
     };
     VkPipeline p;
     VK_CHECK(vkCreateComputePipelines(c->device, VK_NULL_HANDLE, 1, &ci, NULL, &p));
     return p;
+}
+
+static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
+{
+    return create_pipeline_layout(c, mod, dispatch_base, c->pipe_layout);
 }
 
 static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
@@ -334,7 +359,7 @@ static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, cons
     return set;
 }
 
-static VkCommandBuffer alloc_cb(Ctx *c)
+static VkCommandBuffer alloc_cb_flags(Ctx *c, VkCommandBufferUsageFlags flags)
 {
     VkCommandBufferAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -346,10 +371,15 @@ static VkCommandBuffer alloc_cb(Ctx *c)
     VK_CHECK(vkAllocateCommandBuffers(c->device, &ai, &cb));
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = 0, /* reusable: no ONE_TIME_SUBMIT */
+        .flags = flags, /* reusable: no ONE_TIME_SUBMIT */
     };
     VK_CHECK(vkBeginCommandBuffer(cb, &bi));
     return cb;
+}
+
+static VkCommandBuffer alloc_cb(Ctx *c)
+{
+    return alloc_cb_flags(c, 0);
 }
 
 /*
@@ -446,7 +476,119 @@ static void verify(const char *what, const float *a, const float *b, const float
     fprintf(stderr, "baseline: %s: verified %u elements\n", what, n);
 }
 
-static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_big)
+/*
+ * chain1000 command buffer: like a vkflow sequence holding one Dispatch, it
+ * starts with a global barrier (everything earlier on the queue happens
+ * before, and its writes are visible to, this command buffer), then binds
+ * saxpy and dispatches it over CHAIN_N floats with alpha = 1. The two
+ * command buffers of the chain are each submitted again while their
+ * previous submit may still be pending, hence SIMULTANEOUS_USE (vkflow
+ * records its sequences with it too).
+ */
+static VkCommandBuffer record_chain_cb(Ctx *c)
+{
+    VkCommandBuffer cb = alloc_cb_flags(c, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT);
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_saxpy);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->chain_pipe_layout, 0, 1,
+                            &c->set_chain, 0, NULL);
+    const float alpha = 1.0f;
+    vkCmdPushConstants(cb, c->chain_pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       sizeof alpha, &alpha);
+    vkCmdDispatch(cb, CHAIN_N / SAXPY_LOCAL_SIZE, 1, 1);
+    VK_CHECK(vkEndCommandBuffer(cb));
+    return cb;
+}
+
+static void chain_init(Ctx *c, const char *shader_dir)
+{
+    c->have_chain = 1;
+    VkDescriptorSetLayoutBinding binds[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        binds[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    }
+    VkDescriptorSetLayoutCreateInfo dslci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = 2,
+        .pBindings = binds,
+    };
+    VK_CHECK(vkCreateDescriptorSetLayout(c->device, &dslci, NULL, &c->chain_set_layout));
+    VkPushConstantRange pcr = {
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        .offset = 0,
+        .size = sizeof(float),
+    };
+    VkPipelineLayoutCreateInfo plci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &c->chain_set_layout,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &pcr,
+    };
+    VK_CHECK(vkCreatePipelineLayout(c->device, &plci, NULL, &c->chain_pipe_layout));
+    VkShaderModule mod = load_shader(c, shader_dir, "saxpy.spv");
+    c->pipe_saxpy = create_pipeline_layout(c, mod, 0, c->chain_pipe_layout);
+    vkDestroyShaderModule(c->device, mod, NULL);
+
+    c->cx = create_buffer(c, CHAIN_N * sizeof(float));
+    c->cy = create_buffer(c, CHAIN_N * sizeof(float));
+    float *x = c->cx.map;
+    for (uint32_t i = 0; i < CHAIN_N; i++)
+        x[i] = 1.0f;
+    memset(c->cy.map, 0, CHAIN_N * sizeof(float));
+
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = c->desc_pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &c->chain_set_layout,
+    };
+    VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &c->set_chain));
+    VkDescriptorBufferInfo infos[2] = {
+        {c->cx.buffer, 0, c->cx.size},
+        {c->cy.buffer, 0, c->cy.size},
+    };
+    VkWriteDescriptorSet w = {
+        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        .dstSet = c->set_chain,
+        .dstBinding = 0,
+        .descriptorCount = 2,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .pBufferInfo = infos,
+    };
+    vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
+
+    c->cb_chain[0] = record_chain_cb(c);
+    c->cb_chain[1] = record_chain_cb(c);
+
+    /* Verification: make the chain's writes visible to the host. */
+    c->cb_host_sync = alloc_cb(c);
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(c->cb_host_sync, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    VK_CHECK(vkEndCommandBuffer(c->cb_host_sync));
+
+    c->chain_timeline = create_timeline(c->device);
+    c->chain_value = 0;
+}
+
+static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_big,
+                     int need_chain)
 {
     memset(c, 0, sizeof *c);
     c->instance = create_instance();
@@ -486,7 +628,7 @@ static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_bi
     vkGetDeviceQueue(c->device, c->family, 0, &c->queue);
     c->timeline = create_timeline(c->device);
 
-    if (!need_small && !need_big)
+    if (!need_small && !need_big && !need_chain)
         return;
 
     VkCommandPoolCreateInfo cpci = {
@@ -495,14 +637,19 @@ static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_bi
     };
     VK_CHECK(vkCreateCommandPool(c->device, &cpci, NULL, &c->cmd_pool));
 
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 6};
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8};
     VkDescriptorPoolCreateInfo dpci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 2,
+        .maxSets = 3,
         .poolSizeCount = 1,
         .pPoolSizes = &ps,
     };
     VK_CHECK(vkCreateDescriptorPool(c->device, &dpci, NULL, &c->desc_pool));
+
+    if (need_chain)
+        chain_init(c, shader_dir);
+    if (!need_small && !need_big)
+        return;
 
     VkDescriptorSetLayoutBinding binds[3];
     for (uint32_t i = 0; i < 3; i++) {
@@ -604,6 +751,14 @@ static void ctx_destroy(Ctx *c)
         vkDestroyPipelineLayout(c->device, c->pipe_layout, NULL);
     if (c->set_layout)
         vkDestroyDescriptorSetLayout(c->device, c->set_layout, NULL);
+    if (c->have_chain) {
+        destroy_buffer(c, &c->cx);
+        destroy_buffer(c, &c->cy);
+        vkDestroyPipeline(c->device, c->pipe_saxpy, NULL);
+        vkDestroyPipelineLayout(c->device, c->chain_pipe_layout, NULL);
+        vkDestroyDescriptorSetLayout(c->device, c->chain_set_layout, NULL);
+        vkDestroySemaphore(c->device, c->chain_timeline, NULL);
+    }
     vkDestroySemaphore(c->device, c->timeline, NULL);
     vkDestroyDevice(c->device, NULL);
     vkDestroyInstance(c->instance, NULL);
@@ -681,6 +836,73 @@ static void w_manager_create(Ctx *c, uint64_t n)
     }
 }
 
+/*
+ * One chain: CHAIN_LEN dependent dispatches, dispatch k alternating between
+ * the two command buffers (two logical queues in vkflow; both go to the one
+ * VkQueue here), each submit waiting on the chain timeline for base+k at
+ * the compute stage and signalling base+k+1, all submitted back to back
+ * without host waits; then one vkWaitSemaphores for the last value.
+ */
+static void chain_once(Ctx *c)
+{
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    for (uint32_t k = 0; k < CHAIN_LEN; k++) {
+        uint64_t wait = c->chain_value, signal = wait + 1;
+        VkTimelineSemaphoreSubmitInfo tsi = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .waitSemaphoreValueCount = 1,
+            .pWaitSemaphoreValues = &wait,
+            .signalSemaphoreValueCount = 1,
+            .pSignalSemaphoreValues = &signal,
+        };
+        VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .pNext = &tsi,
+            .waitSemaphoreCount = 1,
+            .pWaitSemaphores = &c->chain_timeline,
+            .pWaitDstStageMask = &stage,
+            .commandBufferCount = 1,
+            .pCommandBuffers = &c->cb_chain[k & 1],
+            .signalSemaphoreCount = 1,
+            .pSignalSemaphores = &c->chain_timeline,
+        };
+        VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+        c->chain_value = signal;
+    }
+    VkSemaphoreWaitInfo wi = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &c->chain_timeline,
+        .pValues = &c->chain_value,
+    };
+    VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
+}
+
+static void w_chain1000(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->chain_verified && n > 0) {
+        /* From y = 0, x = alpha = 1: one chain leaves exactly CHAIN_LEN in
+         * every element. */
+        memset(c->cy.map, 0, CHAIN_N * sizeof(float));
+        chain_once(c);
+        submit_wait(c, c->cb_host_sync);
+        const float *y = c->cy.map;
+        for (uint32_t j = 0; j < CHAIN_N; j++) {
+            if (y[j] != (float)CHAIN_LEN) {
+                fprintf(stderr, "baseline: chain1000: verification failed at %u: got %.9g want %u\n",
+                        j, (double)y[j], CHAIN_LEN);
+                exit(1);
+            }
+        }
+        fprintf(stderr, "baseline: chain1000: verified %u elements\n", CHAIN_N);
+        c->chain_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        chain_once(c);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Harness                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -693,15 +915,18 @@ typedef struct {
     double bytes_per_op; /* 0: no GB/s column */
     int needs_small;
     int needs_big;
+    int needs_chain;
+    double dispatches_per_op; /* 0: no ns/dispatch column */
 } Workload;
 
 static const Workload workloads[] = {
-    {"dispatch1024", w_dispatch1024, 0, 1, 0},
-    {"empty_submit", w_empty_submit, 0, 0, 0},
-    {"mul16m_e2e", w_mul16m_e2e, BYTES_PER_ELEMENT * BIG_N, 0, 1},
-    {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, 0, 1},
-    {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, 0, 1},
-    {"manager_create", w_manager_create, 0, 0, 0},
+    {"dispatch1024", w_dispatch1024, 0, 1, 0, 0, 0},
+    {"empty_submit", w_empty_submit, 0, 0, 0, 0, 0},
+    {"mul16m_e2e", w_mul16m_e2e, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
+    {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
+    {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
+    {"chain1000", w_chain1000, 0, 0, 0, 1, CHAIN_LEN},
+    {"manager_create", w_manager_create, 0, 0, 0, 0, 0},
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -762,6 +987,8 @@ static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncp
            (unsigned long long)iters, med);
     if (w->bytes_per_op > 0)
         printf("\t%.2f GB/s", w->bytes_per_op / med);
+    if (w->dispatches_per_op > 0)
+        printf("\t%.0f ns/dispatch", med / w->dispatches_per_op);
     printf("\n");
     fflush(stdout);
     fprintf(stderr, "baseline: %s: batches ns/op min %.0f median %.0f max %.0f\n",
@@ -835,17 +1062,18 @@ int main(int argc, char **argv)
         ncpu = 1;
 
     int selected[NUM_WORKLOADS];
-    int need_small = 0, need_big = 0;
+    int need_small = 0, need_big = 0, need_chain = 0;
     for (size_t i = 0; i < NUM_WORKLOADS; i++) {
         selected[i] = !filter || strstr(workloads[i].name, filter) != NULL;
         if (selected[i]) {
             need_small |= workloads[i].needs_small;
             need_big |= workloads[i].needs_big;
+            need_chain |= workloads[i].needs_chain;
         }
     }
 
     Ctx ctx;
-    ctx_init(&ctx, shader_dir, need_small, need_big);
+    ctx_init(&ctx, shader_dir, need_small, need_big, need_chain);
     for (size_t i = 0; i < NUM_WORKLOADS; i++)
         if (selected[i])
             run_workload(&ctx, &workloads[i], benchtime, ncpu);

@@ -3,8 +3,10 @@
 // It reads Go-benchmark-format lines from stdin, both BenchmarkC/<name>
 // (bench/baseline/baseline.c) and BenchmarkGo/<name> (bench/bench_test.go),
 // any number of runs of each, takes the median ns/op per name, pairs C and
-// Go by workload name and prints one markdown table, the allocations per
-// submit+wait, and whether each goal is met. Other lines are ignored, except
+// Go by workload name and prints a markdown table, the allocations per
+// submit+wait, and whether each goal is met. Workloads that report an
+// ns/dispatch metric (the chains of dependent dispatches, whose ns/op is per
+// chain) go into a second table compared by median ns/dispatch. Other lines are ignored, except
 // the C baseline's "baseline: device ..." line (which may also come from the
 // file given with -device-log) and go test's "cpu:" line.
 //
@@ -38,12 +40,19 @@ const (
 	e2eName       = "mul16m_e2e"
 	allocsName    = "allocs_submit_wait"
 	exactAllocsOp = "exact-allocs/op"
+
+	// Chains of dependent dispatches, compared per dispatch.
+	perDispatch      = "ns/dispatch"
+	chainName        = "chain1000"      // timeline-linked, one host wait
+	chainEvalName    = "chain1000_eval" // host Eval per dispatch (Go only)
+	chainSpeedupGoal = 3.0              // chain1000 dispatches/s >= 3 x chain1000_eval's
+	chainCGoal       = 1.15             // chain1000: vkflow ns/dispatch <= 1.15 x C
 )
 
 // order is the table's row order; other names follow, sorted.
 var order = []string{
 	"dispatch1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
-	"mul16m_kernel_scalar", "manager_create",
+	"mul16m_kernel_scalar", "manager_create", chainName, chainEvalName,
 }
 
 // sample is one benchmark line.
@@ -140,22 +149,33 @@ type stat struct {
 	ns       float64 // median ns/op
 	min, max float64 // ns/op over the runs
 	gbps     float64 // bytes/op over the median ns/op; NaN without throughput
+	// perDispatch, minPD, maxPD: median, min and max ns/dispatch over the
+	// runs that report it; NaN if none does.
+	perDispatch, minPD, maxPD float64
 }
 
 func summarize(ss []sample) (stat, bool) {
+	nan := math.NaN()
 	if len(ss) == 0 {
-		return stat{ns: math.NaN(), gbps: math.NaN()}, false
+		return stat{ns: nan, gbps: nan, perDispatch: nan, minPD: nan, maxPD: nan}, false
 	}
-	var ns, bytes []float64
+	var ns, bytes, pd []float64
 	for _, s := range ss {
 		ns = append(ns, s.ns)
 		if s.bytesOp > 0 {
 			bytes = append(bytes, s.bytesOp)
 		}
+		if v, ok := s.metrics[perDispatch]; ok && v > 0 {
+			pd = append(pd, v)
+		}
 	}
-	st := stat{n: len(ss), ns: median(ns), min: slices.Min(ns), max: slices.Max(ns), gbps: math.NaN()}
+	st := stat{n: len(ss), ns: median(ns), min: slices.Min(ns), max: slices.Max(ns), gbps: nan,
+		perDispatch: nan, minPD: nan, maxPD: nan}
 	if len(bytes) > 0 {
 		st.gbps = median(bytes) / st.ns
+	}
+	if len(pd) > 0 {
+		st.perDispatch, st.minPD, st.maxPD = median(pd), slices.Min(pd), slices.Max(pd)
 	}
 	return st, true
 }
@@ -170,6 +190,13 @@ type row struct {
 
 func (r row) timeRatio() float64 { return r.vf.ns / r.c.ns }
 func (r row) gbpsRatio() float64 { return r.vf.gbps / r.c.gbps }
+
+// chain reports whether the row is a chain of dispatches, compared per
+// dispatch: a side reports ns/dispatch.
+func (r row) chain() bool { return !math.IsNaN(r.c.perDispatch) || !math.IsNaN(r.vf.perDispatch) }
+
+// dispatchRatio is vkflow's ns/dispatch over C's.
+func (r row) dispatchRatio() float64 { return r.vf.perDispatch / r.c.perDispatch }
 
 func (res *results) rows() []row {
 	names := map[string]bool{}
@@ -263,7 +290,12 @@ func render(w io.Writer, res *results, m meta) {
 	fmt.Fprintf(w, "Median ns/op per workload over all runs (up to %d C, %d vkflow). Time ratio: lower is better; GB/s ratio: higher is better.\n\n", nC, nGo)
 	fmt.Fprintln(w, "| workload | C ns/op | vkflow ns/op | vkflow/C time | C GB/s | vkflow GB/s | vkflow/C GB/s |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	var chains []row
 	for _, r := range rows {
+		if r.chain() {
+			chains = append(chains, r)
+			continue
+		}
 		ratio, gr := "—", "—"
 		if r.hasC && r.hasGo {
 			ratio = fmtNum(r.timeRatio(), 2)
@@ -274,8 +306,23 @@ func render(w io.Writer, res *results, m meta) {
 			fmtNum(r.c.gbps, 2), fmtNum(r.vf.gbps, 2), gr)
 	}
 
-	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs):\n\n")
+	if len(chains) > 0 {
+		renderChains(w, res, chains)
+	}
+
+	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs; ns/dispatch for the chains):\n\n")
 	for _, r := range rows {
+		if r.chain() {
+			var parts []string
+			if r.hasC {
+				parts = append(parts, fmt.Sprintf("C %s–%s ns/dispatch (%d runs)", fmtNs(r.c.minPD, true), fmtNs(r.c.maxPD, true), r.c.n))
+			}
+			if r.hasGo {
+				parts = append(parts, fmt.Sprintf("vkflow %s–%s ns/dispatch (%d runs)", fmtNs(r.vf.minPD, true), fmtNs(r.vf.maxPD, true), r.vf.n))
+			}
+			fmt.Fprintf(w, "- %s: %s\n", r.name, strings.Join(parts, "; "))
+			continue
+		}
 		var parts []string
 		if r.hasC {
 			parts = append(parts, fmt.Sprintf("C %s–%s (%d runs)", group(r.c.min), group(r.c.max), r.c.n))
@@ -330,15 +377,63 @@ func render(w io.Writer, res *results, m meta) {
 	}
 	if allocsKnown {
 		ok := worst == 0 && (!exactKnown || worstExact == 0)
-		fmt.Fprintf(w, "- allocs per submit+wait == 0: %s — **%s**\n", fmtNum(worst, 0), verdict(ok))
+		exact := ""
+		if exactKnown {
+			// allocs/op is rounded down: the exact average decides.
+			exact = fmt.Sprintf(" (worst exact average %s)", fmtNum(worstExact, 4))
+		}
+		fmt.Fprintf(w, "- allocs per submit+wait == 0: %s allocs/op%s — **%s**\n", fmtNum(worst, 0), exact, verdict(ok))
 	} else {
 		fmt.Fprintf(w, "- allocs per submit+wait == 0: **NOT MEASURED**\n")
+	}
+	ch, okC := res.find(chainName)
+	ev, okE := res.find(chainEvalName)
+	if okC && okE && !math.IsNaN(ch.vf.perDispatch) && !math.IsNaN(ev.vf.perDispatch) {
+		x := ev.vf.perDispatch / ch.vf.perDispatch
+		fmt.Fprintf(w, "- chain: vkflow timeline chain >= %.0fx throughput of host-Eval chain: %.2fx (%s vs %s ns/dispatch) — **%s**\n",
+			chainSpeedupGoal, x, group(ch.vf.perDispatch), group(ev.vf.perDispatch), verdict(x >= chainSpeedupGoal))
+	} else {
+		fmt.Fprintf(w, "- chain: vkflow timeline chain >= %.0fx throughput of host-Eval chain: **NOT MEASURED**\n", chainSpeedupGoal)
+	}
+	if okC && !math.IsNaN(ch.dispatchRatio()) {
+		fmt.Fprintf(w, "- chain: vkflow <= %.2fx C (ns/dispatch): %.2f (%s vs %s ns/dispatch) — **%s**\n", chainCGoal,
+			ch.dispatchRatio(), group(ch.vf.perDispatch), group(ch.c.perDispatch), verdict(ch.dispatchRatio() <= chainCGoal))
+	} else {
+		fmt.Fprintf(w, "- chain: vkflow <= %.2fx C (ns/dispatch): **NOT MEASURED**\n", chainCGoal)
 	}
 
 	// Context.
 	if r, ok := res.find(e2eName); ok && r.hasGo && !math.IsNaN(r.vf.gbps) {
 		fmt.Fprintf(w, "\nContext only (not a goal): Kompute's reference figure on this machine is %.2f GB/s for the same 16M-float multiply "+
 			"(/work/shared/notes/kompute.md); vkflow e2e GB/s / %.2f = %.2f.\n", komputeE2E, komputeE2E, r.vf.gbps/komputeE2E)
+	}
+}
+
+// renderChains prints the chains of dependent dispatches per dispatch, with
+// each vkflow chain's throughput relative to the host-Eval chain.
+func renderChains(w io.Writer, res *results, chains []row) {
+	eval := math.NaN()
+	if ev, ok := res.find(chainEvalName); ok {
+		eval = ev.vf.perDispatch
+	}
+	fmt.Fprintf(w, "\nChains of dependent dispatches, per dispatch (median ns/dispatch; their ns/op is per whole chain). "+
+		"Last column: vkflow dispatches/s over those of %s (a host Eval per dispatch).\n\n", chainEvalName)
+	fmt.Fprintln(w, "| workload | C ns/dispatch | vkflow ns/dispatch | vkflow/C time | vkflow dispatches/s | vs host-Eval chain |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for _, r := range chains {
+		ratio := "—"
+		if r.hasC && r.hasGo {
+			ratio = fmtNum(r.dispatchRatio(), 2)
+		}
+		rate, vsEval := "—", "—"
+		if !math.IsNaN(r.vf.perDispatch) {
+			rate = group(1e9 / r.vf.perDispatch)
+			if x := eval / r.vf.perDispatch; !math.IsNaN(x) {
+				vsEval = fmtNum(x, 2) + "x"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.name,
+			fmtNs(r.c.perDispatch, r.hasC), fmtNs(r.vf.perDispatch, r.hasGo), ratio, rate, vsEval)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestRender(t *testing.T) {
 		"| manager_create | 5,000,000 | — | — |",
 		"dispatch1024 vkflow/C time <= 1.05: 1.04",
 		"— **MET**",
-		"allocs per submit+wait == 0: 0 — **MET**",
+		"allocs per submit+wait == 0: 0 allocs/op (worst exact average 0.0000) — **MET**",
 		"mul16m_e2e vkflow GB/s >= 0.9x C (vec4 e2e): 3.36 vs 3.79 GB/s = 0.89x — **NOT MET**",
 		"vkflow e2e GB/s / 2.21 = 1.52",
 	} {
@@ -94,7 +94,26 @@ func TestRender(t *testing.T) {
 		}
 	}
 	if strings.Count(out, "| workload |") != 1 {
-		t.Errorf("want exactly one table:\n%s", out)
+		t.Errorf("want exactly one table (no chains in the input):\n%s", out)
+	}
+	// One allocation in a few thousand iterations rounds down to 0 allocs/op
+	// but misses the goal.
+	res, err = parse(strings.NewReader(strings.Replace(sampleInput, "1 ns/op\t0 exact-allocs/op", "1 ns/op\t0.0004 exact-allocs/op", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	render(&buf, res, meta{})
+	if want := "allocs per submit+wait == 0: 0 allocs/op (worst exact average 0.0004) — **NOT MET**"; !strings.Contains(buf.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, buf.String())
+	}
+	for _, want := range []string{
+		"chain: vkflow timeline chain >= 3x throughput of host-Eval chain: **NOT MEASURED**",
+		"chain: vkflow <= 1.15x C (ns/dispatch): **NOT MEASURED**",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -114,6 +133,84 @@ func TestGroup(t *testing.T) {
 	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 56718658: "56,718,658", 123456.6: "123,457"} {
 		if got := group(v); got != want {
 			t.Errorf("group(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// Chains report ns/op per chain and ns/dispatch; C has no eval chain.
+const chainInput = `BenchmarkC/chain1000-2	3	60000000 ns/op	60000 ns/dispatch
+BenchmarkGo/chain1000-2            	       3	  66000000 ns/op	     66000 ns/dispatch
+BenchmarkGo/chain1000_eval-2       	       2	 165000000 ns/op	    165000 ns/dispatch
+BenchmarkC/chain1000-2	3	50000000 ns/op	50000 ns/dispatch
+BenchmarkGo/chain1000-2	3	54000000 ns/op	54000 ns/dispatch
+BenchmarkGo/chain1000_eval-2	2	175000000 ns/op	175000 ns/dispatch
+BenchmarkGo/chain1000_eval-2	2	170000000 ns/op	170000 ns/dispatch
+`
+
+func TestChains(t *testing.T) {
+	res, err := parse(strings.NewReader(sampleInput + chainInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := res.find("chain1000")
+	if !ok || !c.chain() || c.c.n != 2 || c.vf.n != 2 {
+		t.Fatalf("chain1000: %+v", c)
+	}
+	// Medians of two: C 55000, Go 60000 ns/dispatch.
+	if c.c.perDispatch != 55000 || c.vf.perDispatch != 60000 || c.vf.minPD != 54000 || c.vf.maxPD != 66000 {
+		t.Fatalf("chain1000 per dispatch: C %v, Go %v (%v–%v)", c.c.perDispatch, c.vf.perDispatch, c.vf.minPD, c.vf.maxPD)
+	}
+	if got, want := c.dispatchRatio(), 60000.0/55000; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("dispatch ratio %v, want %v", got, want)
+	}
+	e, _ := res.find("chain1000_eval")
+	if !e.chain() || e.hasC || e.vf.perDispatch != 170000 {
+		t.Fatalf("chain1000_eval: %+v", e)
+	}
+	if d, _ := res.find("dispatch1024"); d.chain() {
+		t.Fatal("dispatch1024 is not a chain")
+	}
+
+	var buf bytes.Buffer
+	render(&buf, res, meta{date: "2026-11-22", arch: "x86_64", cpu: "CPU: AMD EPYC", device: "device: llvmpipe"})
+	out := buf.String()
+	for _, want := range []string{
+		"| chain1000 | 55,000 | 60,000 | 1.09 | 16,667 | 2.83x |",
+		"| chain1000_eval | — | 170,000 | — | 5,882 | 1.00x |",
+		"- chain1000: C 50,000–60,000 ns/dispatch (2 runs); vkflow 54,000–66,000 ns/dispatch (2 runs)",
+		"chain: vkflow timeline chain >= 3x throughput of host-Eval chain: 2.83x (60,000 vs 170,000 ns/dispatch) — **NOT MET**",
+		"chain: vkflow <= 1.15x C (ns/dispatch): 1.09 (60,000 vs 55,000 ns/dispatch) — **MET**",
+		"| dispatch1024 | 100,000 | 104,000 | 1.04 | — | — | — |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The chains are not rows of the ns/op table.
+	if strings.Contains(out, "| chain1000 | 55,000,000") || strings.Contains(out, "| chain1000 | 60,000,000") {
+		t.Errorf("chain1000 in the ns/op table:\n%s", out)
+	}
+	if strings.Count(out, "| workload |") != 2 {
+		t.Errorf("want two tables:\n%s", out)
+	}
+
+	// A faster chain meets the throughput goal and misses the C one.
+	res, err = parse(strings.NewReader("BenchmarkC/chain1000-2\t3\t40000000 ns/op\t40000 ns/dispatch\n" +
+		"BenchmarkGo/chain1000-2\t3\t50000000 ns/op\t50000 ns/dispatch\n" +
+		"BenchmarkGo/chain1000_eval-2\t3\t150000000 ns/op\t150000 ns/dispatch\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	render(&buf, res, meta{})
+	out = buf.String()
+	for _, want := range []string{
+		"throughput of host-Eval chain: 3.00x (50,000 vs 150,000 ns/dispatch) — **MET**",
+		"vkflow <= 1.15x C (ns/dispatch): 1.25 (50,000 vs 40,000 ns/dispatch) — **NOT MET**",
+		"dispatch1024 vkflow/C time <= 1.05: **NOT MEASURED**",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }

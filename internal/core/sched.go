@@ -48,8 +48,8 @@ type Submission struct {
 	// OnRelease runs once the submit reached the driver (v is the queue
 	// timeline value) or failed (err), under no lock of the scheduler's.
 	OnRelease func(v uint64, err error)
-	// What describes the submit for StuckError reports.
-	What string
+	// Logical is the logical queue index, for StuckError reports.
+	Logical int
 
 	released chan struct{}
 	value    uint64
@@ -76,24 +76,29 @@ func (d *Device) Schedule(s *Submission) error {
 	if d.closed.Load() {
 		return Closed("Manager")
 	}
-	for _, p := range append(s.Waits[:len(s.Waits):len(s.Waits)], s.Signals...) {
-		if p.TL == nil {
-			return Invalid("nil timeline")
-		}
-		if p.TL.dev != d {
-			return Invalid("timeline belongs to another Manager")
+	for _, ps := range [2][]Point{s.Waits, s.Signals} {
+		for _, p := range ps {
+			if p.TL == nil {
+				return Invalid("nil timeline")
+			}
+			if p.TL.dev != d {
+				return Invalid("timeline belongs to another Manager")
+			}
 		}
 	}
 	sc := &d.sched
 	sc.mu.Lock()
-	seen := map[*Timeline]uint64{}
-	for _, p := range s.Signals {
-		last, dup := seen[p.TL]
-		if dup && p.Value <= last || p.Value <= p.TL.reserved {
-			sc.mu.Unlock()
-			return Invalid("timeline values must increase: signal %d after %d", p.Value, max(last, p.TL.reserved))
+	for i, p := range s.Signals {
+		last := p.TL.reserved
+		for _, q := range s.Signals[:i] {
+			if q.TL == p.TL {
+				last = max(last, q.Value)
+			}
 		}
-		seen[p.TL] = p.Value
+		if p.Value <= last {
+			sc.mu.Unlock()
+			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
+		}
 	}
 	for _, p := range s.Signals {
 		p.TL.reserved = p.Value
@@ -240,7 +245,8 @@ func (d *Device) Held() []string {
 				ws = append(ws, fmt.Sprintf("timeline %#x at %d (promised %d)", uint64(w.TL.Sem), w.Value, w.TL.promised))
 			}
 		}
-		out = append(out, fmt.Sprintf("%s on queue %d, held %v, waiting for %s", s.What, s.Q.Index, time.Since(s.since).Round(time.Millisecond), strings.Join(ws, ", ")))
+		out = append(out, fmt.Sprintf("submit on logical queue %d (physical %d), held %v, waiting for %s",
+			s.Logical, s.Q.Index, time.Since(s.since).Round(time.Millisecond), strings.Join(ws, ", ")))
 	}
 	return out
 }
