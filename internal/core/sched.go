@@ -73,9 +73,6 @@ type scheduler struct {
 // timelines are released. It returns an error, before anything reaches the
 // driver, for a non-increasing signal or a timeline of another device.
 func (d *Device) Schedule(s *Submission) error {
-	if d.closed.Load() {
-		return Closed("Manager")
-	}
 	for _, ps := range [2][]Point{s.Waits, s.Signals} {
 		for _, p := range ps {
 			if p.TL == nil {
@@ -88,6 +85,12 @@ func (d *Device) Schedule(s *Submission) error {
 	}
 	sc := &d.sched
 	sc.mu.Lock()
+	// Checked under the lock that Close's dropHeld takes, so no submit is
+	// accepted after the held ones were dropped.
+	if d.closed.Load() {
+		sc.mu.Unlock()
+		return Closed("Manager")
+	}
 	for i, p := range s.Signals {
 		last := p.TL.reserved
 		for _, q := range s.Signals[:i] {
@@ -112,11 +115,15 @@ func (d *Device) Schedule(s *Submission) error {
 	return nil
 }
 
-// HostSignal records a host signal of t to v (already done on the device)
-// and releases submits that were waiting for it.
+// HostSignal signals t to v from the host and releases the submits that
+// were waiting for it. v must exceed every value reserved or signalled.
 func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	sc := &d.sched
 	sc.mu.Lock()
+	if d.closed.Load() {
+		sc.mu.Unlock()
+		return Closed("Manager")
+	}
 	if v <= t.reserved {
 		sc.mu.Unlock()
 		return Invalid("timeline values must increase: Signal(%d) after %d", v, t.reserved)
