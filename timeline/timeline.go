@@ -3,7 +3,6 @@ package timeline
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/vk"
@@ -122,9 +121,6 @@ func check(points []Point) (*core.Device, error) {
 	return d, nil
 }
 
-// waitSlice bounds each blocking wait so that cancellation is noticed.
-const waitSlice = 50 * time.Millisecond
-
 // WaitAll blocks until every point is reached or ctx ends.
 func WaitAll(ctx context.Context, points ...Point) error {
 	_, err := wait(ctx, points, false)
@@ -147,22 +143,8 @@ func wait(ctx context.Context, points []Point, any bool) (int, error) {
 	for i, p := range points {
 		sems[i], vals[i] = p.Timeline.sem, p.Value
 	}
-	for {
-		slice := waitSlice
-		if dl, ok := ctx.Deadline(); ok {
-			slice = max(0, min(slice, time.Until(dl)))
-		}
-		err := d.VK.WaitSemaphores(sems, vals, any, uint64(slice))
-		if err == nil {
-			break
-		}
-		var ve *vk.Error
-		if !asTimeout(err, &ve) {
-			return -1, err
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return -1, ctxErr
-		}
+	if err := d.WaitSemaphores(ctx, sems, vals, any); err != nil {
+		return -1, err
 	}
 	if !any {
 		return 0, nil
@@ -173,10 +155,4 @@ func wait(ctx context.Context, points []Point, any bool) (int, error) {
 		}
 	}
 	return -1, fmt.Errorf("timeline: WaitAny: no point reached after the wait returned")
-}
-
-func asTimeout(err error, ve **vk.Error) bool {
-	e, ok := err.(*vk.Error)
-	*ve = e
-	return ok && e.Result == vk.Timeout
 }

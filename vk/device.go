@@ -81,13 +81,6 @@ func (d *Device) WaitIdle() error {
 	return check("vkDeviceWaitIdle", C.vkflowDeviceWaitIdle(d.handle))
 }
 
-// HasDeviceFunction reports whether the device resolves the named function.
-func (d *Device) HasDeviceFunction(name string) bool {
-	c := C.CString(name)
-	defer C.free(unsafe.Pointer(c))
-	return C.vkflowGetDeviceProcAddr(d.handle, c) != nil
-}
-
 // CreateBuffer creates a buffer. With two or more queue families it is
 // shared concurrently between them (no ownership transfers); otherwise it
 // is exclusive.
@@ -227,11 +220,6 @@ func (d *Device) DestroyDescriptorPool(p DescriptorPool) {
 func (d *Device) AllocateDescriptorSet(p DescriptorPool, l DescriptorSetLayout) (DescriptorSet, error) {
 	r := C.vkflowAllocateDescriptorSet(d.handle, C.uint64_t(p), C.uint64_t(l))
 	return DescriptorSet(r.handle), check("vkAllocateDescriptorSets", r.result)
-}
-
-// FreeDescriptorSet frees one set of a freeable pool.
-func (d *Device) FreeDescriptorSet(p DescriptorPool, s DescriptorSet) error {
-	return check("vkFreeDescriptorSets", C.vkflowFreeDescriptorSet(d.handle, C.uint64_t(p), C.uint64_t(s)))
 }
 
 // BufferWrite points one binding of a set at a buffer range.
@@ -467,6 +455,3 @@ func QueueSubmit(q Queue, s *Submit) error {
 func QueueSubmitSignal(q Queue, cmd CommandBuffer, sem Semaphore, value uint64) error {
 	return check("vkQueueSubmit", C.vkflowQueueSubmit1(q, cmd, C.uint64_t(sem), C.uint64_t(value)))
 }
-
-// QueueWaitIdle waits until q is idle.
-func QueueWaitIdle(q Queue) error { return check("vkQueueWaitIdle", C.vkflowQueueWaitIdle(q)) }

@@ -39,14 +39,6 @@ var loadOnce = sync.OnceValue(func() error {
 // per process; later calls return the first result.
 func Load() error { return loadOnce() }
 
-// InstanceVersion returns the loader's instance-level API version.
-func InstanceVersion() (uint32, error) {
-	if err := Load(); err != nil {
-		return 0, err
-	}
-	return uint32(C.vkflowInstanceVersion()), nil
-}
-
 // Version packing, as VK_MAKE_API_VERSION with variant 0.
 func MakeVersion(major, minor, patch uint32) uint32 { return major<<22 | minor<<12 | patch }
 

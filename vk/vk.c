@@ -9,7 +9,6 @@
 // without layers.
 #define VKFLOW_CORE(X) \
 	X(vkGetInstanceProcAddr) \
-	X(vkEnumerateInstanceVersion) \
 	X(vkEnumerateInstanceLayerProperties) \
 	X(vkEnumerateInstanceExtensionProperties) \
 	X(vkCreateInstance) \
@@ -23,11 +22,9 @@
 	X(vkEnumerateDeviceExtensionProperties) \
 	X(vkCreateDevice) \
 	X(vkDestroyDevice) \
-	X(vkGetDeviceProcAddr) \
 	X(vkGetDeviceQueue) \
 	X(vkDeviceWaitIdle) \
 	X(vkQueueSubmit) \
-	X(vkQueueWaitIdle) \
 	X(vkCreateBuffer) \
 	X(vkDestroyBuffer) \
 	X(vkGetBufferMemoryRequirements) \
@@ -45,7 +42,6 @@
 	X(vkCreateDescriptorPool) \
 	X(vkDestroyDescriptorPool) \
 	X(vkAllocateDescriptorSets) \
-	X(vkFreeDescriptorSets) \
 	X(vkUpdateDescriptorSets) \
 	X(vkCreatePipelineLayout) \
 	X(vkDestroyPipelineLayout) \
@@ -101,12 +97,6 @@ const char *vkflowLoad(void) {
 }
 
 const char *vkflowDlerror(void) { return loadError; }
-
-uint32_t vkflowInstanceVersion(void) {
-	uint32_t v = VK_API_VERSION_1_0;
-	if (vkf.vkEnumerateInstanceVersion(&v) != VK_SUCCESS) return VK_API_VERSION_1_0;
-	return v;
-}
 
 VkResult vkflowEnumerateInstanceLayers(uint32_t *count, VkLayerProperties *props) {
 	return vkf.vkEnumerateInstanceLayerProperties(count, props);
@@ -337,10 +327,6 @@ VkQueue vkflowGetQueue(VkDevice dev, uint32_t family, uint32_t index) {
 
 VkResult vkflowDeviceWaitIdle(VkDevice dev) { return vkf.vkDeviceWaitIdle(dev); }
 
-PFN_vkVoidFunction vkflowGetDeviceProcAddr(VkDevice dev, const char *name) {
-	return vkf.vkGetDeviceProcAddr(dev, name);
-}
-
 vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families) {
 	VkBufferCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -497,11 +483,6 @@ vkflowHandle vkflowAllocateDescriptorSet(VkDevice dev, uint64_t pool, uint64_t l
 	r.result = vkf.vkAllocateDescriptorSets(dev, &ai, &s);
 	r.handle = (uint64_t)s;
 	return r;
-}
-
-VkResult vkflowFreeDescriptorSet(VkDevice dev, uint64_t pool, uint64_t set) {
-	VkDescriptorSet s = (VkDescriptorSet)set;
-	return vkf.vkFreeDescriptorSets(dev, (VkDescriptorPool)pool, 1, &s);
 }
 
 void vkflowWriteDescriptorBuffers(VkDevice dev, uint64_t set, uint32_t n, const vkflowBufferWrite *w) {
@@ -838,5 +819,3 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer cmd,
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue) {
 	return vkflowQueueSubmit(q, cmd, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
 }
-
-VkResult vkflowQueueWaitIdle(VkQueue q) { return vkf.vkQueueWaitIdle(q); }

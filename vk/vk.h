@@ -21,7 +21,6 @@ const char *vkflowLoad(void);
 const char *vkflowDlerror(void);
 
 // Global.
-uint32_t vkflowInstanceVersion(void);
 VkResult vkflowEnumerateInstanceLayers(uint32_t *count, VkLayerProperties *props);
 VkResult vkflowEnumerateInstanceExtensions(uint32_t *count, VkExtensionProperties *props);
 
@@ -87,7 +86,6 @@ vkflowDeviceResult vkflowCreateDevice(VkPhysicalDevice pd, vkflowDeviceCreate in
 void vkflowDestroyDevice(VkDevice dev);
 VkQueue vkflowGetQueue(VkDevice dev, uint32_t family, uint32_t index);
 VkResult vkflowDeviceWaitIdle(VkDevice dev);
-PFN_vkVoidFunction vkflowGetDeviceProcAddr(VkDevice dev, const char *name);
 
 // Buffers and memory.
 vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families);
@@ -116,7 +114,6 @@ typedef struct { uint32_t type; uint32_t count; } vkflowPoolSize;
 vkflowHandle vkflowCreateDescriptorPool(VkDevice dev, uint32_t maxSets, uint32_t n, const vkflowPoolSize *sizes, int freeable);
 void vkflowDestroyDescriptorPool(VkDevice dev, uint64_t p);
 vkflowHandle vkflowAllocateDescriptorSet(VkDevice dev, uint64_t pool, uint64_t layout);
-VkResult vkflowFreeDescriptorSet(VkDevice dev, uint64_t pool, uint64_t set);
 typedef struct {
 	uint64_t buffer;
 	uint64_t offset;
@@ -180,6 +177,5 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer cmd,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues);
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue);
-VkResult vkflowQueueWaitIdle(VkQueue q);
 
 #endif

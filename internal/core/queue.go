@@ -33,9 +33,6 @@ type Queue struct {
 	completed atomic.Uint64 // last value seen completed (a cache)
 }
 
-// Timeline returns the queue's completion semaphore.
-func (q *Queue) Timeline() vk.Semaphore { return q.sem }
-
 // Submitted returns the last timeline value submitted.
 func (q *Queue) Submitted() uint64 { return q.submitted.Load() }
 
@@ -169,6 +166,28 @@ func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) 
 				return ctx.Err()
 			default:
 			}
+		}
+	}
+}
+
+// WaitSemaphores waits until all (or, with any, one) of sems reach their
+// values, in bounded slices, honouring ctx.
+func (d *Device) WaitSemaphores(ctx context.Context, sems []vk.Semaphore, values []uint64, any bool) error {
+	maybeYield()
+	for {
+		slice := waitSlice
+		if dl, ok := ctx.Deadline(); ok {
+			slice = max(0, min(slice, time.Until(dl)))
+		}
+		err := d.VK.WaitSemaphores(sems, values, any, uint64(slice))
+		if err == nil {
+			return nil
+		}
+		if !isTimeout(err) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }

@@ -3,6 +3,7 @@ package testutil
 import (
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +40,7 @@ func (v *Validation) hook(m vk.Message) {
 	v.mu.Lock()
 	v.messages = append(v.messages, m)
 	for id := range v.expect {
-		if contains(m.ID, id) {
+		if strings.Contains(m.ID, id) {
 			v.mu.Unlock()
 			return
 		}
@@ -50,15 +51,6 @@ func (v *Validation) hook(m vk.Message) {
 		text = text[:600] + "..."
 	}
 	v.t.Errorf("validation %s %s: %s", m.Severity, m.ID, text)
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // Quiet is a logger that drops everything below errors, so expected
