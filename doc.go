@@ -5,8 +5,10 @@
 // are typed N-d buffers; Algorithms (package algorithm) are SPIR-V compute
 // pipelines with push and specialization constants; Sequences (package
 // sequence) record operations on one queue and submit them, tracking
-// completion with the queue's timeline semaphore. Package kernels has the
-// built-in kernels.
+// completion with the queue's timeline semaphore; Submit adds GPU-side
+// waits and signals on user timelines (package timeline) across queues,
+// with a scheduler that makes any submission order deadlock-free. Package
+// kernels has the built-in kernels.
 //
 //	mgr, err := vkflow.New()
 //	...
@@ -18,8 +20,8 @@
 // idempotent; any other use of a closed object returns an error matching
 // ErrClosed.
 //
-// Imports: vk, internal/core, and (for the Manager's options) nothing of
-// tensor, algorithm or sequence; those import core and are imported by
-// nothing here. Data flows one way: vk → tensor, timeline → sequence →
-// vkflow.
+// Imports: vk and internal/core only. The packages tensor, timeline,
+// algorithm and sequence import core and take the Manager through the
+// core.Owner interface, so data flows one way: vk → core → tensor, timeline
+// → algorithm → sequence, and the Manager sits on top.
 package vkflow

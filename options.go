@@ -58,8 +58,9 @@ func WithDebugHook(f func(vk.Message)) Option { return func(c *config) { c.hook 
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithFeatures enables exactly these device features (timeline semaphores
-// are always enabled). By default every feature vkflow knows that the
-// device supports is enabled. Asking for one the device lacks fails New
+// are always enabled). By default every feature in vk.Features that the
+// device supports is enabled, except buffer device address (it would need
+// a flag on every allocation). Asking for one the device lacks fails New
 // with ErrUnsupported.
 func WithFeatures(f vk.Features) Option {
 	return func(c *config) { c.features = &f }
