@@ -538,21 +538,32 @@ func (s *Sequence) EvalAsync() Pending {
 	if err := s.prepare(); err != nil {
 		return Pending{err: err}
 	}
-	var cmd vk.CommandBuffer
-	if len(s.ops) > 0 || s.timestamps {
-		cmd = s.cmd
-	}
-	v, err := s.q.Submit(cmd)
+	v, err := s.q.Submit(s.submitCmd())
 	if err != nil {
 		return Pending{err: fmt.Errorf("sequence: %w", err)}
 	}
+	s.markUses(v)
+	return Pending{q: s.q, v: v}
+}
+
+// submitCmd returns the command buffer to submit: none for an empty
+// sequence, which then only signals. Called with mu held.
+func (s *Sequence) submitCmd() vk.CommandBuffer {
+	if len(s.ops) > 0 || s.timestamps {
+		return s.cmd
+	}
+	return nil
+}
+
+// markUses records that queue value v uses the sequence and everything it
+// holds. Called with mu held.
+func (s *Sequence) markUses(v uint64) {
 	qi := s.q.Index
 	s.obj.MarkUse(qi, v)
 	for _, o := range s.held {
 		o.MarkUse(qi, v)
 	}
-	s.last = v
-	return Pending{q: s.q, v: v}
+	s.last = max(s.last, v)
 }
 
 // SubmitOption adds timeline waits and signals to Submit.
@@ -625,9 +636,6 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 			if p.Timeline.Object().Closed() {
 				return nil, core.Closed("Submit: timeline")
 			}
-			if p.Timeline.Device() != s.dev {
-				return nil, core.Invalid("Submit: timeline belongs to another Manager")
-			}
 			out[i] = core.Point{TL: p.Timeline.State(), Value: p.Value, Stage: stage}
 			tls = append(tls, p.Timeline)
 		}
@@ -653,10 +661,7 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 		s.mu.Unlock()
 		return Pending{err: err}
 	}
-	var cmd vk.CommandBuffer
-	if len(s.ops) > 0 || s.timestamps {
-		cmd = s.cmd
-	}
+	cmd := s.submitCmd()
 	// The sequence and the timelines stay alive while the submit is held;
 	// once released, their uses are marked with its queue value.
 	s.obj.Acquire()
@@ -670,15 +675,10 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	sub.OnRelease = func(v uint64, err error) {
 		s.mu.Lock()
 		if err == nil {
-			qi := s.q.Index
-			s.obj.MarkUse(qi, v)
-			for _, o := range s.held {
-				o.MarkUse(qi, v)
-			}
+			s.markUses(v)
 			for _, t := range tls {
-				t.Object().MarkUse(qi, v)
+				t.Object().MarkUse(s.q.Index, v)
 			}
-			s.last = max(s.last, v)
 		}
 		s.inflight--
 		s.mu.Unlock()

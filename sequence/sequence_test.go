@@ -16,6 +16,7 @@ import (
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/shaders"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/timeline"
 )
 
 func ramp(n int, scale float32) []float32 {
@@ -291,26 +292,33 @@ func TestTimedOutWaitKeepsResourcesAlive(t *testing.T) {
 	assert.Equal(t, v*v, got[0])
 }
 
+// gated submits heavy()'s sequence held behind a timeline nobody has
+// signalled yet, so it is certainly pending until gate.Signal(1).
+func gated(t *testing.T, m *vkflow.Manager) (*sequence.Sequence, sequence.Pending, *timeline.Timeline) {
+	seq, _, _ := heavy(t, m)
+	gate, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	p := seq.Submit(context.Background(), sequence.Wait(gate, 1))
+	require.NoError(t, p.Err())
+	return seq, p, gate
+}
+
 func TestCancelledWait(t *testing.T) {
 	m, _ := testutil.Manager(t)
-	seq, _, _ := heavy(t, m)
-	p := seq.EvalAsync()
+	_, p, gate := gated(t, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(2 * time.Millisecond); cancel() }()
-	err := p.Wait(ctx)
-	if err != nil {
-		assert.ErrorIs(t, err, context.Canceled)
-	}
+	assert.ErrorIs(t, p.Wait(ctx), context.Canceled)
+	require.NoError(t, gate.Signal(1))
 	require.NoError(t, p.Wait(context.Background()))
 }
 
 func TestClearWhilePending(t *testing.T) {
 	m, _ := testutil.Manager(t)
-	seq, _, _ := heavy(t, m)
-	p := seq.EvalAsync()
-	if err := seq.Clear(); err != nil {
-		assert.ErrorIs(t, err, vkflow.ErrPending)
-	}
+	seq, p, gate := gated(t, m)
+	assert.ErrorIs(t, seq.Clear(), vkflow.ErrPending)
+	assert.ErrorIs(t, seq.Rerecord(), vkflow.ErrPending)
+	require.NoError(t, gate.Signal(1))
 	require.NoError(t, p.Wait(context.Background()))
 	require.NoError(t, seq.Clear())
 }
@@ -419,11 +427,10 @@ func TestBadInput(t *testing.T) {
 		{"cancelled context", func() error {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			s, _, _ := heavy(t, m)
-			err := s.Eval(ctx)
-			if err == nil { // finished before the first check: still correct
-				return context.Canceled
-			}
+			_, p, gate := gated(t, m)
+			err := p.Wait(ctx)
+			require.NoError(t, gate.Signal(1))
+			require.NoError(t, p.Wait(context.Background()))
 			return err
 		}, context.Canceled},
 	}

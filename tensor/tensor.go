@@ -62,7 +62,7 @@ func checkShape(shape []int) (int, error) {
 }
 
 // featureFor returns the device feature a dtype's storage needs, if any.
-func featureFor(d Dtype, f vkFeatures) (string, bool) {
+func featureFor(d Dtype, f vk.Features) (string, bool) {
 	switch d {
 	case Int8, Uint8, Bool:
 		return "storageBuffer8BitAccess", f.StorageBuffer8BitAccess
@@ -77,8 +77,6 @@ func featureFor(d Dtype, f vkFeatures) (string, bool) {
 	}
 	return "", true
 }
-
-type vkFeatures = vk.Features
 
 // New creates a zero-filled tensor of dtype and shape (row-major).
 //

@@ -83,9 +83,6 @@ func (t *Timeline) Object() *core.Object { return &t.obj }
 // State returns the scheduler's state, for vkflow's own packages.
 func (t *Timeline) State() *core.Timeline { return t.st }
 
-// Device returns the timeline's device, for vkflow's own packages.
-func (t *Timeline) Device() *core.Device { return t.dev }
-
 // Close releases the timeline once no pending work uses it. Idempotent.
 func (t *Timeline) Close() error {
 	if t != nil {

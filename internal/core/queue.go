@@ -123,8 +123,8 @@ func (q *Queue) Wait(ctx context.Context, v uint64) error {
 // wait, submit, ...) never bumps its scheduling tick; after 10ms the
 // runtime's sysmon takes it for a runaway and retakes its P at every
 // blocking wait, waking idle threads that then compete with the driver's
-// own (on lavapipe this made a one-dispatch submit+wait 1.2-1.34x the C
-// baseline; with the yield it measured 0.95x).
+// own. On lavapipe the yield cut a one-dispatch submit+wait by 4-18%
+// (docs/BENCHMARKS.md).
 const yieldEvery = int64(5 * time.Millisecond)
 
 var lastYield atomic.Int64
@@ -136,36 +136,40 @@ func maybeYield() {
 	}
 }
 
+// nextSlice returns how long the next blocking wait may last: waitSlice, or
+// less before ctx's deadline (0 once it has passed: poll once).
+func nextSlice(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(0, min(waitSlice, time.Until(dl)))
+	}
+	return waitSlice
+}
+
+// sliceDone decides what a timed-out slice means: the context's error if
+// it ended (DeadlineExceeded as soon as a deadline passed, even before its
+// timer fires), nil to wait another slice.
+func sliceDone(ctx context.Context, slice time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if slice == 0 {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // WaitSemaphore waits until sem reaches v in bounded slices, honouring ctx.
-// It allocates nothing.
+// It allocates nothing (WaitSemaphores takes slices, which would escape).
 func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) error {
 	maybeYield()
-	done := ctx.Done()
 	for {
-		slice := waitSlice
-		if dl, ok := ctx.Deadline(); ok {
-			left := time.Until(dl)
-			if left <= 0 {
-				if err := d.VK.WaitSemaphore(sem, v, 0); err == nil {
-					return nil
-				}
-				return context.DeadlineExceeded
-			}
-			slice = min(slice, left)
-		}
+		slice := nextSlice(ctx)
 		err := d.VK.WaitSemaphore(sem, v, uint64(slice))
-		if err == nil {
-			return nil
-		}
-		if !isTimeout(err) {
+		if err == nil || !isTimeout(err) {
 			return err
 		}
-		if done != nil {
-			select {
-			case <-done:
-				return ctx.Err()
-			default:
-			}
+		if err := sliceDone(ctx, slice); err != nil {
+			return err
 		}
 	}
 }
@@ -175,18 +179,12 @@ func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) 
 func (d *Device) WaitSemaphores(ctx context.Context, sems []vk.Semaphore, values []uint64, any bool) error {
 	maybeYield()
 	for {
-		slice := waitSlice
-		if dl, ok := ctx.Deadline(); ok {
-			slice = max(0, min(slice, time.Until(dl)))
-		}
+		slice := nextSlice(ctx)
 		err := d.VK.WaitSemaphores(sems, values, any, uint64(slice))
-		if err == nil {
-			return nil
-		}
-		if !isTimeout(err) {
+		if err == nil || !isTimeout(err) {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
+		if err := sliceDone(ctx, slice); err != nil {
 			return err
 		}
 	}
