@@ -255,11 +255,13 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		Features:           features,
 		StagedDeviceMemory: cfg.staged,
 		Log:                log,
+		Index:              info.Index,
 	})
 	if err != nil {
 		return nil, err
 	}
 	log.Debug("vkflow: device opened", "device", info.Name, "type", info.Type.String(), "queues", len(dev.Queues()))
+	dev.OnDestroyed = inst.Destroy
 	return &Manager{inst: inst, dev: dev, info: info, cfg: cfg}, nil
 }
 
@@ -294,6 +296,10 @@ func (m *Manager) MemStats() core.MemStats { return m.dev.MemStats() }
 // order, then the device and the instance. Further calls return nil. If the
 // GPU never finishes, Close returns a *StuckError, frees nothing and keeps
 // the instance: leaking is safe, freeing memory the GPU uses is not.
+//
+// Memory exported through DLPack outlives Close: the tensors are closed,
+// but their memory, the device and the instance are destroyed when the
+// last export's deleter has run.
 func (m *Manager) Close() error {
 	m.closeMu.Lock()
 	if m.closed {
@@ -302,11 +308,8 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	m.closeMu.Unlock()
-	err := m.dev.Close(m.cfg.closeTimeout)
-	var stuck *StuckError
-	if errors.As(err, &stuck) && stuck.Leaked {
-		return err
-	}
-	m.inst.Destroy()
-	return err
+	// The device destroys the instance after itself (OnDestroyed): at once,
+	// or when the last DLPack export is released; never when GPU work is
+	// stuck.
+	return m.dev.Close(m.cfg.closeTimeout)
 }

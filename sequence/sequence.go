@@ -259,6 +259,9 @@ func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 			}
 			regions = []Region{{Len: src.Len()}}
 		}
+		if dst.ReadOnly() {
+			return op{}, core.Invalid("Copy: the destination is read-only")
+		}
 		es := uint64(src.Dtype().Size())
 		rs := make([]vk.CopyRegion, len(regions))
 		for i, r := range regions {
@@ -281,6 +284,9 @@ func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
 	return s.record(func() (op, error) {
 		if err := s.checkTensors("Fill", []*tensor.Tensor{t}); err != nil {
 			return op{}, err
+		}
+		if t.ReadOnly() {
+			return op{}, core.Invalid("Fill: the tensor is read-only")
 		}
 		word, err := fillWord(t.Dtype(), v)
 		if err != nil {
@@ -377,6 +383,14 @@ func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
 		ts, groups, err := a.Snapshot()
 		if err != nil {
 			return op{}, err
+		}
+		for i, t := range ts {
+			if t.ReadOnly() && a.Access(i) != algorithm.ReadOnly {
+				for _, t := range ts {
+					t.Object().Release()
+				}
+				return op{}, core.Invalid("Dispatch: binding %d writes a read-only tensor", i)
+			}
 		}
 		return op{kind: opDispatch, algo: a, push: data, tensors: ts, groups: groups}, nil
 	})

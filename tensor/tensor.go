@@ -32,6 +32,9 @@ type Tensor struct {
 	dtype Dtype
 	shape []int
 	n     int
+	// readOnly tensors (imported from a producer that forbids writes)
+	// refuse Write and every GPU write a sequence would record.
+	readOnly bool
 }
 
 // Option configures New.
@@ -134,6 +137,34 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	return t, nil
 }
 
+// Adopt makes a tensor over an allocation vkflow did not carve from its own
+// blocks (DLPack imports): the tensor owns a, and release runs after a is
+// freed, once the tensor is closed and the GPU has finished every use. It
+// is for vkflow's own packages. On error neither a nor release is touched.
+func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnly bool, release func()) (*Tensor, error) {
+	if !dtype.Valid() {
+		return nil, core.Invalid("unknown dtype %v", dtype)
+	}
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(n)*uint64(dtype.Size()) > a.Size {
+		return nil, core.Invalid("Adopt: %v%v does not fit %d bytes", dtype, shape, a.Size)
+	}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly}
+	destroy := func() {
+		d.Free(a)
+		if release != nil {
+			release()
+		}
+	}
+	if err := t.obj.Init(d, core.KindTensor, destroy, t.Close); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // FromSlice creates a Device tensor holding a copy of data. The shape
 // defaults to [len(data)]; otherwise its product must equal len(data).
 func FromSlice[T Elem](o Owner, data []T, shape ...int) (*Tensor, error) {
@@ -159,6 +190,9 @@ func Write[T Elem](t *Tensor, data []T) error {
 	}
 	if len(data) != t.n {
 		return core.Invalid("Write: %d elements into a tensor of %d", len(data), t.n)
+	}
+	if t.readOnly {
+		return core.Invalid("Write: the tensor is read-only")
 	}
 	src := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), t.Bytes())
 	return t.writeBytes(src)
@@ -251,6 +285,50 @@ func (t *Tensor) Memory() Memory { return t.alloc.Kind }
 
 // Mapped reports whether host access is zero-copy.
 func (t *Tensor) Mapped() bool { return t.alloc.Mapped != nil }
+
+// ReadOnly reports whether the tensor refuses writes (an import of
+// read-only memory).
+func (t *Tensor) ReadOnly() bool { return t.readOnly }
+
+// WriteBytes copies raw bytes in (len(src) must be Bytes()), whatever the
+// dtype; for the C API and DLPack.
+func (t *Tensor) WriteBytes(src []byte) error {
+	if t == nil || t.obj.Closed() {
+		return core.Closed("tensor")
+	}
+	if uint64(len(src)) != t.Bytes() {
+		return core.Invalid("WriteBytes: %d bytes into a tensor of %d", len(src), t.Bytes())
+	}
+	if t.readOnly {
+		return core.Invalid("WriteBytes: the tensor is read-only")
+	}
+	return t.writeBytes(src)
+}
+
+// ReadBytes copies the tensor's raw bytes into dst (len(dst) must be
+// Bytes()); for the C API and DLPack. Like the accessors, it does not wait
+// for GPU work.
+func (t *Tensor) ReadBytes(dst []byte) error {
+	if t == nil || t.obj.Closed() {
+		return core.Closed("tensor")
+	}
+	if uint64(len(dst)) != t.Bytes() {
+		return core.Invalid("ReadBytes: %d bytes from a tensor of %d", len(dst), t.Bytes())
+	}
+	a := t.alloc
+	switch {
+	case a.Mapped != nil:
+		if err := t.dev.Invalidate(a); err != nil {
+			return err
+		}
+		copy(dst, unsafe.Slice((*byte)(a.Mapped), len(dst)))
+		return nil
+	case a.Kind == Storage:
+		return core.Invalid("ReadBytes: Storage tensors have no host access")
+	default:
+		return t.dev.Download(a, 0, dst)
+	}
+}
 
 // Closed reports whether the tensor (or its Manager) is closed.
 func (t *Tensor) Closed() bool { return t == nil || t.obj.Closed() }

@@ -89,9 +89,45 @@ func (d *Device) CreateBuffer(size uint64, usage uint32, families ...uint32) (Bu
 	if len(families) > 1 {
 		fp = (*C.uint32_t)(unsafe.Pointer(&families[0]))
 	}
-	r := C.vkflowCreateBuffer(d.handle, C.uint64_t(size), C.uint32_t(usage), C.uint32_t(len(families)), fp)
+	r := C.vkflowCreateBuffer(d.handle, C.uint64_t(size), C.uint32_t(usage), C.uint32_t(len(families)), fp, 0)
 	return Buffer(r.handle), check("vkCreateBuffer", r.result)
 }
+
+// HostImportExtension is VK_EXT_external_memory_host: device memory over
+// host memory the application allocated.
+const HostImportExtension = "VK_EXT_external_memory_host"
+
+// CreateHostImportBuffer is CreateBuffer for a buffer that will be bound to
+// imported host memory (ImportHostMemory).
+func (d *Device) CreateHostImportBuffer(size uint64, usage uint32, families ...uint32) (Buffer, error) {
+	var fp *C.uint32_t
+	if len(families) > 1 {
+		fp = (*C.uint32_t)(unsafe.Pointer(&families[0]))
+	}
+	r := C.vkflowCreateBuffer(d.handle, C.uint64_t(size), C.uint32_t(usage), C.uint32_t(len(families)), fp,
+		C.VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT)
+	return Buffer(r.handle), check("vkCreateBuffer", r.result)
+}
+
+// HostPointerTypeBits returns the memory types host memory at p can be
+// imported as (vkGetMemoryHostPointerPropertiesEXT). The device must have
+// been created with HostImportExtension.
+func (d *Device) HostPointerTypeBits(p unsafe.Pointer) (uint32, error) {
+	var bits C.uint32_t
+	r := C.vkflowHostPointerTypeBits(d.handle, p, &bits)
+	return uint32(bits), check("vkGetMemoryHostPointerPropertiesEXT", r)
+}
+
+// ImportHostMemory creates device memory over size bytes of host memory at
+// p, which must stay allocated until the memory is freed. p and size must
+// be multiples of Limits.MinImportedHostPointerAlignment.
+func (d *Device) ImportHostMemory(p unsafe.Pointer, size uint64, typeIndex uint32) (DeviceMemory, error) {
+	r := C.vkflowImportHostMemory(d.handle, p, C.uint64_t(size), C.uint32_t(typeIndex))
+	return DeviceMemory(r.handle), check("vkAllocateMemory", r.result)
+}
+
+// Handle returns the VkDevice, for consumers that share it (DLPack).
+func (d *Device) Handle() unsafe.Pointer { return unsafe.Pointer(d.handle) }
 
 // DestroyBuffer destroys a buffer.
 func (d *Device) DestroyBuffer(b Buffer) { C.vkflowDestroyBuffer(d.handle, C.uint64_t(b)) }

@@ -249,6 +249,8 @@ type Limits struct {
 	TimestampPeriod                 float32 // nanoseconds per tick
 	TimestampComputeAndGraphics     bool
 	MaxTimelineValueDifference      uint64
+	// MinImportedHostPointerAlignment is 0 without HostImportExtension.
+	MinImportedHostPointerAlignment uint64
 }
 
 // Queue family capability bits.
@@ -403,6 +405,9 @@ func Describe(pd PhysicalDevice) (PhysicalDeviceInfo, error) {
 		for k := range props[:ne] {
 			info.Extensions = append(info.Extensions, C.GoString(&props[k].extensionName[0]))
 		}
+	}
+	if info.HasExtension(HostImportExtension) {
+		info.Limits.MinImportedHostPointerAlignment = uint64(C.vkflowHostImportAlignment(pd))
 	}
 	return info, nil
 }

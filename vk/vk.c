@@ -21,6 +21,7 @@
 	X(vkGetPhysicalDeviceQueueFamilyProperties) \
 	X(vkEnumerateDeviceExtensionProperties) \
 	X(vkCreateDevice) \
+	X(vkGetDeviceProcAddr) \
 	X(vkDestroyDevice) \
 	X(vkGetDeviceQueue) \
 	X(vkDeviceWaitIdle) \
@@ -327,9 +328,14 @@ VkQueue vkflowGetQueue(VkDevice dev, uint32_t family, uint32_t index) {
 
 VkResult vkflowDeviceWaitIdle(VkDevice dev) { return vkf.vkDeviceWaitIdle(dev); }
 
-vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families) {
+vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families, uint32_t externalTypes) {
+	VkExternalMemoryBufferCreateInfo ext = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+		.handleTypes = externalTypes,
+	};
 	VkBufferCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.pNext = externalTypes ? &ext : NULL,
 		.size = size,
 		.usage = usage,
 		.sharingMode = nFamilies > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
@@ -352,6 +358,44 @@ void vkflowBufferRequirements(VkDevice dev, uint64_t buf, VkMemoryRequirements *
 vkflowHandle vkflowAllocateMemory(VkDevice dev, uint64_t size, uint32_t typeIndex) {
 	VkMemoryAllocateInfo ai = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = size,
+		.memoryTypeIndex = typeIndex,
+	};
+	VkDeviceMemory m = VK_NULL_HANDLE;
+	vkflowHandle r;
+	r.result = vkf.vkAllocateMemory(dev, &ai, NULL, &m);
+	r.handle = (uint64_t)m;
+	return r;
+}
+
+uint64_t vkflowHostImportAlignment(VkPhysicalDevice pd) {
+	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
+	};
+	VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &host};
+	vkf.vkGetPhysicalDeviceProperties2(pd, &p2);
+	return host.minImportedHostPointerAlignment;
+}
+
+VkResult vkflowHostPointerTypeBits(VkDevice dev, void *ptr, uint32_t *bits) {
+	PFN_vkGetMemoryHostPointerPropertiesEXT get =
+		(PFN_vkGetMemoryHostPointerPropertiesEXT)vkf.vkGetDeviceProcAddr(dev, "vkGetMemoryHostPointerPropertiesEXT");
+	if (get == NULL) return VK_ERROR_EXTENSION_NOT_PRESENT;
+	VkMemoryHostPointerPropertiesEXT props = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+	VkResult r = get(dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, ptr, &props);
+	*bits = props.memoryTypeBits;
+	return r;
+}
+
+vkflowHandle vkflowImportHostMemory(VkDevice dev, void *ptr, uint64_t size, uint32_t typeIndex) {
+	VkImportMemoryHostPointerInfoEXT imp = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+		.pHostPointer = ptr,
+	};
+	VkMemoryAllocateInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = &imp,
 		.allocationSize = size,
 		.memoryTypeIndex = typeIndex,
 	};

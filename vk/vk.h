@@ -88,7 +88,10 @@ VkQueue vkflowGetQueue(VkDevice dev, uint32_t family, uint32_t index);
 VkResult vkflowDeviceWaitIdle(VkDevice dev);
 
 // Buffers and memory.
-vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families);
+vkflowHandle vkflowCreateBuffer(VkDevice dev, uint64_t size, uint32_t usage, uint32_t nFamilies, const uint32_t *families, uint32_t externalTypes);
+uint64_t vkflowHostImportAlignment(VkPhysicalDevice pd);
+VkResult vkflowHostPointerTypeBits(VkDevice dev, void *ptr, uint32_t *bits);
+vkflowHandle vkflowImportHostMemory(VkDevice dev, void *ptr, uint64_t size, uint32_t typeIndex);
 void vkflowDestroyBuffer(VkDevice dev, uint64_t buf);
 void vkflowBufferRequirements(VkDevice dev, uint64_t buf, VkMemoryRequirements *out);
 vkflowHandle vkflowAllocateMemory(VkDevice dev, uint64_t size, uint32_t typeIndex);

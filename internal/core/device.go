@@ -27,6 +27,9 @@ type Config struct {
 	// as on a discrete GPU without resizable BAR.
 	StagedDeviceMemory bool
 	Log                *slog.Logger
+	// Index is the physical device's position in enumeration order (the
+	// device_id of a kDLVulkan DLPack export).
+	Index int
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -37,6 +40,13 @@ type Device struct {
 	Log      *slog.Logger
 	Cache    vk.PipelineCache
 	Staged   bool // Device tensors go through the staging ring
+	Index    int  // the physical device's enumeration index
+	// HostImport reports whether VK_EXT_external_memory_host is enabled:
+	// host memory can be wrapped in buffers without a copy.
+	HostImport bool
+	// OnDestroyed runs once after the VkDevice is destroyed (the Manager
+	// destroys its instance there). Set before the device is used.
+	OnDestroyed func()
 
 	queues []*Queue // physical queues
 	// families lists the distinct queue families in use. With more than one,
@@ -55,6 +65,13 @@ type Device struct {
 	gcMu    sync.Mutex
 	garbage []*Object
 	gcLen   atomic.Int32
+
+	// pins keep the VkDevice alive past Close while foreign code holds
+	// memory of it (DLPack exports); the last Unpin after Close destroys it.
+	pinMu     sync.Mutex
+	pins      int
+	closeDone bool // Close has closed every object; destroy when unpinned
+	finalOnce sync.Once
 }
 
 // Open creates the VkDevice with the requested queues and features, the
@@ -93,11 +110,16 @@ func Open(cfg Config) (*Device, error) {
 	}
 
 	api := min(cfg.APIVersion, info.APIVersion)
-	dev, err := vk.CreateDevice(cfg.Physical, vk.DeviceConfig{Queues: reqs, Features: cfg.Features, APIVersion: api})
+	var exts []string
+	hostImport := info.HasExtension(vk.HostImportExtension) && info.Limits.MinImportedHostPointerAlignment != 0
+	if hostImport {
+		exts = append(exts, vk.HostImportExtension)
+	}
+	dev, err := vk.CreateDevice(cfg.Physical, vk.DeviceConfig{Queues: reqs, Features: cfg.Features, Extensions: exts, APIVersion: api})
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log}
+	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport}
 	d.Staged = cfg.StagedDeviceMemory
 	for _, r := range reqs {
 		for k := uint32(0); k < r.Count; k++ {
@@ -216,6 +238,10 @@ func (e *StuckError) Is(target error) bool { return target == context.DeadlineEx
 // device's own objects and the device. A second call returns nil. If the
 // work does not complete in time, nothing is freed and a *StuckError is
 // returned: freeing memory the GPU may still use is never an option.
+//
+// While the device is pinned (memory exported through DLPack and not yet
+// released by its consumer), the final destruction waits for the last
+// Unpin; everything else is closed now.
 func (d *Device) Close(timeout time.Duration) error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
@@ -253,9 +279,51 @@ func (d *Device) Close(timeout time.Duration) error {
 	if n := d.Deferred(); n > 0 {
 		err = errors.Join(err, fmt.Errorf("vkflow: Close: %d objects still referenced", n))
 	}
-	d.closing.Store(true)
-	d.destroy()
+	d.pinMu.Lock()
+	d.closeDone = true
+	last := d.pins == 0
+	d.pinMu.Unlock()
+	if last {
+		d.finalize()
+	} else {
+		d.Log.Debug("vkflow: Close: exported memory still held; the device is destroyed when it is released")
+	}
 	return err
+}
+
+// Pin keeps the VkDevice, its memory and its queue timelines alive past
+// Close until the matching Unpin. It fails once Close has finished.
+func (d *Device) Pin() error {
+	d.pinMu.Lock()
+	defer d.pinMu.Unlock()
+	if d.closeDone {
+		return Closed("Manager")
+	}
+	d.pins++
+	return nil
+}
+
+// Unpin drops a Pin; the last one after Close destroys the device.
+func (d *Device) Unpin() {
+	d.pinMu.Lock()
+	d.pins--
+	last := d.pins == 0 && d.closeDone
+	d.pinMu.Unlock()
+	if last {
+		d.finalize()
+	}
+}
+
+// finalize destroys the device once, then runs OnDestroyed.
+func (d *Device) finalize() {
+	d.finalOnce.Do(func() {
+		d.collect()
+		d.closing.Store(true)
+		d.destroy()
+		if d.OnDestroyed != nil {
+			d.OnDestroyed()
+		}
+	})
 }
 
 // destroy frees the device's own objects and the device.

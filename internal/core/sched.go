@@ -45,6 +45,9 @@ type Submission struct {
 	Cmd     vk.CommandBuffer
 	Waits   []Point
 	Signals []Point
+	// After lists values of other physical queues' timelines, already
+	// submitted, that the submit also waits for.
+	After []QueuePoint
 	// OnRelease runs once the submit reached the driver (v is the queue
 	// timeline value) or failed (err), under no lock of the scheduler's.
 	OnRelease func(v uint64, err error)
@@ -55,6 +58,12 @@ type Submission struct {
 	value    uint64
 	err      error
 	since    time.Time
+}
+
+// QueuePoint is a value of physical queue Queue's own timeline.
+type QueuePoint struct {
+	Queue int
+	Value uint64
 }
 
 // scheduler holds submits back until their waits are promised, so the
@@ -200,6 +209,11 @@ func (sc *scheduler) submit(s *Submission) (uint64, error) {
 		b.WaitSems = append(b.WaitSems, w.TL.Sem)
 		b.WaitValues = append(b.WaitValues, w.Value)
 		b.WaitStages = append(b.WaitStages, stage)
+	}
+	for _, a := range s.After {
+		b.WaitSems = append(b.WaitSems, s.Q.dev.queues[a.Queue].sem)
+		b.WaitValues = append(b.WaitValues, a.Value)
+		b.WaitStages = append(b.WaitStages, vk.StageAllCommands)
 	}
 	for _, p := range s.Signals {
 		b.SignalSems = append(b.SignalSems, p.TL.Sem)
