@@ -44,3 +44,21 @@ void vkflowSetCountingDeleter(void *managed, int versioned) {
 }
 
 int64_t vkflowCountingDeletes(void) { return __atomic_load_n(&countingDeletes, __ATOMIC_SEQ_CST); }
+
+static void keepLegacy(DLManagedTensor *self) {
+	(void)self;
+	__atomic_add_fetch(&countingDeletes, 1, __ATOMIC_SEQ_CST);
+}
+
+static void keepVersioned(DLManagedTensorVersioned *self) {
+	(void)self;
+	__atomic_add_fetch(&countingDeletes, 1, __ATOMIC_SEQ_CST);
+}
+
+void vkflowSetKeepingDeleter(void *managed, int versioned) {
+	if (versioned) {
+		((DLManagedTensorVersioned *)managed)->deleter = keepVersioned;
+	} else {
+		((DLManagedTensor *)managed)->deleter = keepLegacy;
+	}
+}

@@ -55,5 +55,7 @@ void vkflowCallDeleter(void *managed, int versioned);
 // Test support: a deleter that counts its calls and frees the struct.
 void vkflowSetCountingDeleter(void *managed, int versioned);
 int64_t vkflowCountingDeletes(void);
+// A counting deleter that frees nothing, for reusing one struct (benchmarks).
+void vkflowSetKeepingDeleter(void *managed, int versioned);
 
 #endif

@@ -29,7 +29,7 @@ func TestLayout(t *testing.T) {
 		"DLManagedTensorVersioned": 80, "DLManagedTensorVersioned.manager_ctx": 8,
 		"DLManagedTensorVersioned.deleter": 16, "DLManagedTensorVersioned.flags": 24,
 		"DLManagedTensorVersioned.dl_tensor": 32,
-		"DLDevice": 8, "DLDataType": 4,
+		"DLDevice":                           8, "DLDataType": 4,
 		"vkflow_vulkan_buffer": 72, "vkflow_vulkan_buffer.ready_semaphore": 40,
 		"vkflow_vulkan_buffer.released_value": 64,
 	}

@@ -69,6 +69,13 @@ func (f foreign) build() (Managed, unsafe.Pointer) {
 	return m, data
 }
 
+// keep makes m's deleter count without freeing, so m can be imported
+// again (benchmarks); free it with freeForeign.
+func keep(m Managed) { C.vkflowSetKeepingDeleter(m.ptr, b2i(m.versioned)) }
+
+// freeForeign frees a block built by build.
+func freeForeign(m Managed) { C.free(m.ptr) }
+
 // foreignDeletes returns how many foreign deleters have run.
 func foreignDeletes() int64 { return int64(C.vkflowCountingDeletes()) }
 

@@ -3,7 +3,10 @@
 # Idempotent; uses sudo when not root. Downloads only through apt.
 set -euo pipefail
 
-packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc)
+# The DLPack consumers the tests run: Debian's NumPy and PyTorch for
+# /usr/bin/python3, and the DLPack 0.6 C header.
+packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc
+	python3 python3-numpy python3-torch libdlpack-dev)
 missing=()
 for p in "${packages[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

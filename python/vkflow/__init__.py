@@ -1,0 +1,677 @@
+"""vkflow for Python: Managers, tensors, sequences and timelines over libvkflow.so,
+with DLPack exchange in both directions.
+
+Pure Python over ctypes; NumPy is imported only by the calls that make or read
+arrays (``Manager.tensor`` from data, ``Tensor.read``, ``Tensor.write``).
+The library is found as described in ``vkflow._lib`` (``VKFLOW_LIB``, then
+``libvkflow.so`` beside this package, then ``build/libvkflow.so``).
+
+Example::
+
+    import numpy as np, vkflow
+    with vkflow.Manager() as mgr:
+        a = mgr.tensor(np.arange(4, dtype=np.float32))
+        b = mgr.tensor([2, 2, 2, 2])                    # float32 by default
+        out = mgr.tensor((4,), dtype="float32")         # a tuple of ints is a shape
+        mgr.sequence().kernel("multiply", a, b, out).eval()
+        print(np.from_dlpack(out))                      # zero-copy when out.mapped
+
+DLPack, export (``Tensor.__dlpack__``, array API standard 2023.12):
+
+* ``max_version=None`` gives a legacy ``DLManagedTensor`` in a capsule named
+  ``"dltensor"`` (what NumPy 1.x and PyTorch 1.x/2.x before 2.9 ask for);
+  ``max_version=(1, minor)`` gives a ``DLManagedTensorVersioned`` in
+  ``"dltensor_versioned"``.
+* The natural device (``__dlpack_device__``) is ``(kDLCPU, 0)`` when the
+  tensor is mapped (host access is zero-copy), else ``(kDLVulkan, index)``.
+  ``dl_device=(1, 0)`` asks for host memory (a copy for unmapped tensors);
+  a device that cannot be served raises ``BufferError``, and so does
+  ``copy=False`` when a copy would be needed.
+
+Synchronization rules (the full contract is in docs/DLPACK.md):
+
+* A kDLCPU export waits (up to ``DLPACK_TIMEOUT`` seconds) for the tensor's
+  pending GPU work before ``__dlpack__`` returns, so the consumer can read at
+  once. ``stream`` must be None (or -1) for such an export. An array taken
+  *before* GPU work was submitted aliases the same memory but is not
+  synchronized: evaluate, wait on a timeline, or export again before reading.
+* A kDLVulkan export carries a ready point (``vkflow_vulkan_buffer`` in
+  dlpack/vkflow_vulkan.h): the consumer's first submit that touches the buffer
+  waits for ``ready_semaphore`` to reach ``ready_value``. A vkflow consumer may
+  pass ``stream=(timeline, value)``: the producer then makes that timeline
+  reach ``value`` once the tensor is ready. ``stream=-1`` asks for nothing.
+* Memory exported through DLPack stays valid until the consumer calls the
+  deleter, even after the tensor and its Manager are closed.
+
+DLPack, import (``from_dlpack(x, manager)``): ``x`` is an object with
+``__dlpack__`` or a raw capsule. The capsule is marked consumed before the
+library takes it over; the result's ``imported_copy`` tells whether the data
+was copied (False: the tensor aliases the producer's memory). Host memory is
+imported zero-copy where the device can import it (page-aligned, compact);
+otherwise it is copied.
+
+Errors: the library's negative codes become ``ValueError`` (invalid argument),
+``ClosedError`` (use after close), ``UnsupportedError`` (``BufferError`` from
+``__dlpack__`` and ``from_dlpack``), ``TimeoutError`` and ``RuntimeError``
+(Vulkan or other failures), carrying the library's message.
+"""
+
+import ctypes
+import enum
+import numbers
+import sys
+import threading
+import weakref
+
+from ctypes import byref, c_int32, c_int64, c_uint64, c_void_p
+
+from . import _lib
+
+__all__ = [
+    "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages",
+    "DLDeviceType", "ClosedError", "UnsupportedError", "DLPACK_TIMEOUT", "library_path",
+]
+
+#: Seconds a DLPack export or import may wait for pending GPU work.
+DLPACK_TIMEOUT = 60.0
+
+library_path = _lib.library_path
+
+
+class ClosedError(RuntimeError):
+    """The object, or the Manager that created it, was closed."""
+
+
+class UnsupportedError(RuntimeError):
+    """The device, or the requested operation, cannot be served."""
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack device types (the ones in dlpack.h 1.x that vkflow may meet)."""
+    CPU = 1
+    CUDA = 2
+    CUDA_HOST = 3
+    OPENCL = 4
+    VULKAN = 7
+    METAL = 8
+    VPI = 9
+    ROCM = 10
+    ROCM_HOST = 11
+    EXT_DEV = 12
+    CUDA_MANAGED = 13
+    ONE_API = 14
+    WEBGPU = 15
+    HEXAGON = 16
+
+
+_MEMORY = {"device": _lib.MEMORY_DEVICE, "host": _lib.MEMORY_HOST,
+           "storage": _lib.MEMORY_STORAGE}
+_MEMORY_NAMES = {v: k for k, v in _MEMORY.items()}
+
+_DTYPE_SIZES = {
+    "float16": 2, "float32": 4, "float64": 8,
+    "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+    "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8,
+    "bool": 1,
+}
+
+_consume_lock = threading.Lock()
+
+
+def _raise(rc, buffer_error=False):
+    text = _lib.lib().error_text() or "vkflow error %d" % rc
+    if rc == _lib.ERR_INVALID:
+        raise ValueError(text)
+    if rc == _lib.ERR_CLOSED:
+        raise ClosedError(text)
+    if rc == _lib.ERR_UNSUPPORTED:
+        raise (BufferError if buffer_error else UnsupportedError)(text)
+    if rc == _lib.ERR_TIMEOUT:
+        raise TimeoutError(text)
+    raise RuntimeError(text)
+
+
+def _check(rc, buffer_error=False):
+    if rc < 0:
+        _raise(rc, buffer_error)
+    return rc
+
+
+def _ns(timeout):
+    """Seconds (None: no deadline) to the library's nanoseconds (-1: none)."""
+    if timeout is None:
+        return -1
+    if timeout < 0:
+        raise ValueError("timeout must be None or >= 0 seconds, not %r" % (timeout,))
+    return int(timeout * 1e9)
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        name = _numpy().dtype(dtype).name
+    if name not in _DTYPE_SIZES:
+        raise ValueError("vkflow has no dtype %r (supported: %s)"
+                         % (name, ", ".join(sorted(_DTYPE_SIZES))))
+    return name
+
+
+def _memory_kind(memory):
+    if isinstance(memory, str):
+        try:
+            return _MEMORY[memory.lower()]
+        except KeyError:
+            raise ValueError("memory must be one of %s, not %r"
+                             % (", ".join(_MEMORY), memory)) from None
+    if memory in _MEMORY_NAMES:
+        return int(memory)
+    raise ValueError("unknown memory kind %r" % (memory,))
+
+
+def _is_shape(x):
+    def is_int(v):
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    return is_int(x) or (isinstance(x, tuple) and all(is_int(d) for d in x))
+
+
+def _tensor_handle(t, what):
+    if not isinstance(t, Tensor):
+        raise TypeError("%s must be a vkflow.Tensor, not %s" % (what, type(t).__name__))
+    return t._h()
+
+
+def _timeline_point(point, what):
+    try:
+        tl, value = point
+    except (TypeError, ValueError):
+        raise TypeError("%s must be a (Timeline, value) pair, not %r" % (what, point)) from None
+    if not isinstance(tl, Timeline):
+        raise TypeError("%s must be a (Timeline, value) pair, not %r" % (what, point))
+    return tl._h(), int(value)
+
+
+def validation_messages():
+    """Returns (count, last_text): the validation-layer warnings and errors
+    seen by every Manager opened with validation=True since the library was
+    loaded, and the text of the last one ("" when none)."""
+    L = _lib.lib()
+    buf = ctypes.create_string_buffer(4096)
+    n = L.validation_messages(buf, len(buf))
+    return int(n), buf.value.decode("utf-8", "replace")
+
+
+class _Handle:
+    """Common handle bookkeeping: _handle is 0 once closed from Python."""
+
+    _handle = 0
+    _kind = "object"
+
+    def _h(self):
+        h = self._handle
+        if not h:
+            raise ClosedError("vkflow: %s is closed" % self._kind)
+        return h
+
+    @property
+    def closed(self):
+        """True once close() was called (on it or on its Manager)."""
+        return not self._handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self, _finalizing=sys.is_finalizing):
+        # Nothing at interpreter shutdown: the library may be half torn down.
+        if _finalizing() or not self._handle:
+            return
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Manager(_Handle):
+    """One Vulkan device and everything created from it.
+
+    ``device`` is a device index (-1: the default device; the VKFLOW_DEVICE
+    environment variable is honoured). ``validation=True`` enables the Khronos
+    validation layer with synchronization validation; its messages are counted
+    by :func:`validation_messages`.
+
+    Closing the Manager closes every tensor, sequence and timeline created from
+    it. Memory exported through DLPack stays valid until its deleter runs.
+    """
+
+    _kind = "Manager"
+
+    def __init__(self, device=-1, validation=False):
+        L = _lib.lib()
+        h = c_uint64()
+        _check(L.manager_new(int(device), _lib.VALIDATION if validation else 0, byref(h)))
+        self._handle = h.value
+        self._children = weakref.WeakSet()
+
+    @property
+    def handle(self):
+        """The C API handle (vkflow_manager)."""
+        return self._h()
+
+    def close(self):
+        """Waits for submitted work and closes everything. Idempotent."""
+        h, self._handle = self._handle, 0
+        if not h:
+            return
+        rc = _lib.lib().manager_close(h)
+        for child in list(self._children):
+            child._handle = 0
+        _check(rc)
+
+    def mem_stats(self):
+        """Returns (allocations, blocks): live buffers and VkDeviceMemory blocks."""
+        a, b = c_int64(), c_int64()
+        _check(_lib.lib().manager_mem_stats(self._h(), byref(a), byref(b)))
+        return a.value, b.value
+
+    def tensor(self, data_or_shape, dtype=None, memory="device"):
+        """Creates a tensor.
+
+        ``data_or_shape`` is either a shape (an int or a tuple of ints), giving
+        a zero-filled tensor of ``dtype`` (default float32), or data: a NumPy
+        array or anything ``numpy.asarray`` accepts (a list, for example),
+        which is copied in. Data keeps a NumPy array's dtype unless ``dtype``
+        is given; other data defaults to float32.
+
+        ``memory`` is "device" (device-local, mapped where the device allows),
+        "host" (host-visible, coherent) or "storage" (GPU only).
+        """
+        L = _lib.lib()
+        mem = _memory_kind(memory)
+        keep = None
+        if _is_shape(data_or_shape):
+            shape = (data_or_shape,) if not isinstance(data_or_shape, tuple) else data_or_shape
+            shape = tuple(int(d) for d in shape)
+            name = _dtype_name(dtype if dtype is not None else "float32")
+            ptr, nbytes = None, 0
+        else:
+            np = _numpy()
+            if dtype is None and not isinstance(data_or_shape, np.ndarray):
+                dtype = "float32"
+            arr = np.ascontiguousarray(data_or_shape,
+                                       dtype=None if dtype is None else _dtype_name(dtype))
+            name = _dtype_name(arr.dtype)
+            shape = arr.shape
+            keep = arr
+            ptr, nbytes = arr.ctypes.data, arr.nbytes
+        dims = (c_int64 * len(shape))(*shape) if shape else None
+        h = c_uint64()
+        _check(L.tensor_new(self._h(), name.encode(), len(shape), dims, ptr, nbytes, mem,
+                            byref(h)))
+        del keep
+        return Tensor._wrap(self, h.value)
+
+    def sequence(self, queue=0):
+        """Creates a Sequence recording for logical queue ``queue``."""
+        h = c_uint64()
+        _check(_lib.lib().sequence_new(self._h(), int(queue), byref(h)))
+        return self._adopt(Sequence(self, h.value))
+
+    def timeline(self, initial=0):
+        """Creates a Timeline (a timeline semaphore) starting at ``initial``."""
+        h = c_uint64()
+        _check(_lib.lib().timeline_new(self._h(), int(initial), byref(h)))
+        return self._adopt(Timeline(self, h.value))
+
+    def from_dlpack(self, x):
+        """Same as ``vkflow.from_dlpack(x, self)``."""
+        return from_dlpack(x, self)
+
+    def _adopt(self, child):
+        self._children.add(child)
+        return child
+
+    def __repr__(self):
+        return "<vkflow.Manager %s>" % ("closed" if self.closed else "handle=%d" % self._handle)
+
+
+class Tensor(_Handle):
+    """A typed N-d array (row-major) in one Vulkan buffer.
+
+    Made by :meth:`Manager.tensor` or :func:`from_dlpack`. Attributes:
+    ``dtype`` (name), ``shape`` (tuple), ``memory`` ("device", "host" or
+    "storage"), ``mapped`` (host access is zero-copy), ``read_only`` and
+    ``imported_copy`` (None unless made by from_dlpack; then whether the data
+    was copied rather than shared with the producer).
+    """
+
+    _kind = "Tensor"
+
+    def __init__(self):
+        raise TypeError("create tensors with Manager.tensor or vkflow.from_dlpack")
+
+    @classmethod
+    def _wrap(cls, manager, handle, imported_copy=None):
+        self = object.__new__(cls)
+        self._handle = handle
+        self._manager = manager
+        self.imported_copy = imported_copy
+        try:
+            self._load_info()
+        except BaseException:
+            self.close()
+            raise
+        return manager._adopt(self)
+
+    def _load_info(self):
+        dtype = ctypes.create_string_buffer(32)
+        ndim = c_int32()
+        shape = (c_int64 * _lib.MAX_NDIM)()
+        memory, mapped, read_only = c_int32(), c_int32(), c_int32()
+        _check(_lib.lib().tensor_info(self._handle, dtype, len(dtype), byref(ndim), shape,
+                                      byref(memory), byref(mapped), byref(read_only)))
+        self.dtype = dtype.value.decode()
+        self.shape = tuple(shape[i] for i in range(ndim.value))
+        self.memory = _MEMORY_NAMES.get(memory.value, memory.value)
+        self.mapped = bool(mapped.value)
+        self.read_only = bool(read_only.value)
+
+    @property
+    def manager(self):
+        return self._manager
+
+    @property
+    def handle(self):
+        """The C API handle (vkflow_tensor)."""
+        return self._h()
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        """Number of elements."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * _DTYPE_SIZES.get(self.dtype, 0)
+
+    def close(self):
+        """Releases the tensor. Its memory is freed once no submitted work and
+        no DLPack export uses it any more. Idempotent."""
+        h, self._handle = self._handle, 0
+        if h:
+            _check(_lib.lib().tensor_close(h))
+
+    def read(self):
+        """Returns a new NumPy array holding a copy of the tensor. It does not
+        wait for GPU work: evaluate the sequence or wait on a timeline first."""
+        np = _numpy()
+        out = np.empty(self.shape, dtype=self.dtype)
+        _check(_lib.lib().tensor_read(self._h(), out.ctypes.data, out.nbytes))
+        return out
+
+    def write(self, data):
+        """Copies ``data`` (converted to the tensor's dtype, with as many
+        elements as the tensor, taken in row-major order) into the tensor."""
+        np = _numpy()
+        arr = np.ascontiguousarray(data, dtype=self.dtype)
+        if arr.size != self.size:
+            raise ValueError("write: %d elements given for a tensor of shape %r"
+                             % (arr.size, self.shape))
+        _check(_lib.lib().tensor_write(self._h(), arr.ctypes.data, arr.nbytes))
+        return self
+
+    def __dlpack_device__(self):
+        """(device_type, device_id) of a default export: (kDLCPU, 0) when host
+        access is zero-copy, else (kDLVulkan, device index)."""
+        dt, di = c_int32(), c_int32()
+        _check(_lib.lib().tensor_dlpack_device(self._h(), byref(dt), byref(di)))
+        try:
+            kind = DLDeviceType(dt.value)
+        except ValueError:
+            kind = dt.value
+        return kind, di.value
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Exports the tensor as a DLPack capsule (array API standard 2023.12).
+
+        ``max_version`` None gives a legacy "dltensor" capsule, ``(1, minor)``
+        a versioned one. ``dl_device`` None exports to the natural device
+        (``__dlpack_device__``); ``(1, 0)`` asks for host memory. ``copy``:
+        None copies only if needed, True always, False never (BufferError if
+        a copy is needed). ``stream``: None or -1 for kDLCPU exports, which
+        wait for pending GPU work before returning; for kDLVulkan exports a
+        ``(Timeline, value)`` pair that vkflow makes reach ``value`` once the
+        tensor is ready. Raises BufferError when the request cannot be served.
+        """
+        L = _lib.lib()
+        h = self._h()
+        if max_version is None:
+            major, minor = -1, 0
+        else:
+            major, minor = int(max_version[0]), int(max_version[1])
+            if major < 1:
+                major, minor = -1, 0
+        if dl_device is None:
+            dev_type, dev_id = 0, 0
+        else:
+            dev_type, dev_id = int(dl_device[0]), int(dl_device[1])
+        if copy is None:
+            copy_mode = _lib.COPY_IF_NEEDED
+        elif copy is True:
+            copy_mode = _lib.COPY_ALWAYS
+        elif copy is False:
+            copy_mode = _lib.COPY_NEVER
+        else:
+            raise ValueError("copy must be None, True or False, not %r" % (copy,))
+
+        consumer, consumer_value = 0, 0
+        if stream is not None and not (isinstance(stream, int) and stream == -1):
+            target = dev_type or int(self.__dlpack_device__()[0])
+            if target == DLDeviceType.VULKAN:
+                consumer, consumer_value = _timeline_point(stream, "stream")
+            elif target == DLDeviceType.CPU:
+                raise ValueError("stream must be None (or -1) for a kDLCPU export, not %r"
+                                 % (stream,))
+            # Other devices: the library refuses them below (BufferError).
+
+        out, versioned = c_void_p(), c_int32()
+        _check(L.dlpack_export(h, major, minor, dev_type, dev_id, copy_mode, consumer,
+                               consumer_value, _ns(DLPACK_TIMEOUT), byref(out),
+                               byref(versioned)), buffer_error=True)
+        if not out.value:
+            raise RuntimeError("vkflow_dlpack_export returned no tensor")
+        return _new_capsule(out.value, bool(versioned.value))
+
+    def __repr__(self):
+        state = "closed" if self.closed else self.memory
+        return "<vkflow.Tensor %s %r %s>" % (self.dtype, self.shape, state)
+
+
+class Sequence(_Handle):
+    """Operations recorded for one logical queue, submitted together.
+
+    Recording methods return the sequence, so calls chain::
+
+        seq.kernel("multiply", a, b, out).eval()
+    """
+
+    _kind = "Sequence"
+
+    def __init__(self, manager, handle):
+        self._manager = manager
+        self._handle = handle
+
+    def close(self):
+        """Releases the sequence (work already submitted still completes)."""
+        h, self._handle = self._handle, 0
+        if h:
+            _check(_lib.lib().sequence_close(h))
+
+    def kernel(self, name, a, b, out, scalar=0.0):
+        """Records a built-in float32 kernel: "multiply" (out = a*b), "add"
+        (out = a+b) or "saxpy" (out = scalar*a + out; b must be None)."""
+        bh = 0 if b is None else _tensor_handle(b, "b")
+        _check(_lib.lib().sequence_kernel(self._h(), name.encode(), _tensor_handle(a, "a"), bh,
+                                          _tensor_handle(out, "out"), float(scalar)))
+        return self
+
+    def copy(self, src, dst):
+        """Records a copy of the whole tensor src into dst."""
+        _check(_lib.lib().sequence_copy(self._h(), _tensor_handle(src, "src"),
+                                        _tensor_handle(dst, "dst")))
+        return self
+
+    def eval(self, timeout=None):
+        """Submits and waits (``timeout`` in seconds, None: no deadline)."""
+        _check(_lib.lib().sequence_eval(self._h(), _ns(timeout)))
+        return self
+
+    def submit(self, wait=None, signal=None):
+        """Submits without waiting. ``wait`` and ``signal`` are optional
+        ``(Timeline, value)`` pairs: the GPU work starts once the wait point is
+        reached and the signal point is set when it completes."""
+        wt, wv = (0, 0) if wait is None else _timeline_point(wait, "wait")
+        st, sv = (0, 0) if signal is None else _timeline_point(signal, "signal")
+        _check(_lib.lib().sequence_submit(self._h(), wt, wv, st, sv))
+        return self
+
+    def __repr__(self):
+        return "<vkflow.Sequence %s>" % ("closed" if self.closed else "handle=%d" % self._handle)
+
+
+class Timeline(_Handle):
+    """A timeline semaphore: a counter the GPU and the host advance."""
+
+    _kind = "Timeline"
+
+    def __init__(self, manager, handle):
+        self._manager = manager
+        self._handle = handle
+
+    def close(self):
+        h, self._handle = self._handle, 0
+        if h:
+            _check(_lib.lib().timeline_close(h))
+
+    @property
+    def value(self):
+        """The current counter value."""
+        v = c_uint64()
+        _check(_lib.lib().timeline_value(self._h(), byref(v)))
+        return v.value
+
+    def signal(self, value):
+        """Sets the counter to ``value`` from the host (values must increase)."""
+        _check(_lib.lib().timeline_signal(self._h(), int(value)))
+        return self
+
+    def wait(self, value, timeout=None):
+        """Blocks until the counter reaches ``value``; TimeoutError after
+        ``timeout`` seconds (None: no deadline)."""
+        _check(_lib.lib().timeline_wait(self._h(), int(value), _ns(timeout)))
+        return self
+
+    @property
+    def semaphore(self):
+        """The VkSemaphore handle, for consumers on the same VkDevice."""
+        s = c_uint64()
+        _check(_lib.lib().timeline_semaphore(self._h(), byref(s)))
+        return s.value
+
+    def __repr__(self):
+        return "<vkflow.Timeline %s>" % ("closed" if self.closed else "handle=%d" % self._handle)
+
+
+# Offsets of the deleter in DLManagedTensor (legacy) and
+# DLManagedTensorVersioned, on 64-bit platforms.
+_DELETER_OFFSET = {False: 56, True: 16}
+_DELETER = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+def _call_deleter(ptr, versioned):
+    fn = c_void_p.from_address(ptr + _DELETER_OFFSET[versioned]).value
+    if fn:
+        _DELETER(fn)(ptr)
+
+
+def _new_capsule(ptr, versioned):
+    """Wraps a managed tensor in a capsule whose destructor calls the deleter
+    if nobody consumed it. On failure the deleter runs here."""
+    L = _lib.lib()
+    name = L.capsule_names[_lib.CAPSULE_VERSIONED if versioned else _lib.CAPSULE_LEGACY]
+    try:
+        return L.PyCapsule_New(ptr, name, L.capsule_destructor_addr)
+    except BaseException:
+        _call_deleter(ptr, versioned)
+        raise
+
+
+def _consume(capsule):
+    """Marks a DLPack capsule used; returns (pointer, versioned)."""
+    L = _lib.lib()
+    with _consume_lock:
+        if L.PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+            versioned, name = True, b"dltensor_versioned"
+        elif L.PyCapsule_IsValid(capsule, b"dltensor"):
+            versioned, name = False, b"dltensor"
+        elif (L.PyCapsule_IsValid(capsule, b"used_dltensor")
+              or L.PyCapsule_IsValid(capsule, b"used_dltensor_versioned")):
+            raise ValueError("from_dlpack: the DLPack capsule was already consumed")
+        elif type(capsule).__name__ == "PyCapsule":
+            raise ValueError("from_dlpack: not a DLPack capsule (unknown capsule name)")
+        else:
+            raise TypeError("from_dlpack: expected an object with __dlpack__ or a DLPack "
+                            "capsule, not %s" % type(capsule).__name__)
+        ptr = L.PyCapsule_GetPointer(capsule, name)
+        if not ptr:
+            raise ValueError("from_dlpack: the DLPack capsule holds NULL")
+        used = L.capsule_names[_lib.CAPSULE_USED_VERSIONED if versioned
+                               else _lib.CAPSULE_USED_LEGACY]
+        if L.PyCapsule_SetName(capsule, used) != 0:
+            raise RuntimeError("from_dlpack: PyCapsule_SetName failed")
+    return ptr, versioned
+
+
+def from_dlpack(x, manager):
+    """Imports ``x`` into ``manager`` through DLPack and returns a Tensor.
+
+    ``x`` is an object with ``__dlpack__`` (asked for a versioned capsule,
+    ``max_version=(1, 3)``, and without arguments if it does not take one) or
+    a capsule. The capsule is consumed: importing it again raises ValueError.
+    ``tensor.imported_copy`` is False when the tensor aliases the producer's
+    memory (writes by GPU work show in the producer's array) and True when
+    the data was copied. Raises BufferError when the library cannot import
+    the tensor (its device, dtype or layout).
+    """
+    if not isinstance(manager, Manager):
+        raise TypeError("from_dlpack: manager must be a vkflow.Manager, not %s"
+                        % type(manager).__name__)
+    mh = manager._h()
+    if hasattr(x, "__dlpack__"):
+        try:
+            capsule = x.__dlpack__(max_version=(1, 3))
+        except TypeError:
+            capsule = x.__dlpack__()
+    else:
+        capsule = x
+    ptr, versioned = _consume(capsule)
+    # From here the library owns the managed tensor: it calls the deleter
+    # even when the import fails.
+    out, copied = c_uint64(), c_int32()
+    _check(_lib.lib().dlpack_import(mh, ptr, 1 if versioned else 0, _ns(DLPACK_TIMEOUT),
+                                    byref(out), byref(copied)), buffer_error=True)
+    return Tensor._wrap(manager, out.value, imported_copy=bool(copied.value))

@@ -1,0 +1,169 @@
+"""Loading libvkflow.so and declaring its C API (capi/vkflow.h) for ctypes.
+
+Private to the vkflow package. The library is found, in order, at:
+
+1. the path in the environment variable ``VKFLOW_LIB``;
+2. ``libvkflow.so`` next to this file (``make python`` copies it there);
+3. ``build/libvkflow.so`` in the repository this file lives in.
+
+It is loaded with :class:`ctypes.CDLL`, so every call releases the GIL. That
+matters: the library may call a producer's DLPack deleter (NumPy's, for
+example, which takes the GIL itself) from one of its own threads while a
+Python thread is inside a vkflow call.
+"""
+
+import ctypes
+import os
+import threading
+
+from ctypes import (POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
+
+# Return codes (enum in vkflow.h).
+OK = 0
+ERR_INVALID = -1
+ERR_CLOSED = -2
+ERR_UNSUPPORTED = -3
+ERR_VULKAN = -4
+ERR_TIMEOUT = -5
+ERR_OTHER = -6
+
+# Manager flags.
+VALIDATION = 1
+
+# Memory kinds.
+MEMORY_DEVICE = 0
+MEMORY_HOST = 1
+MEMORY_STORAGE = 2
+
+# DLPack copy modes.
+COPY_IF_NEEDED = 0
+COPY_ALWAYS = 1
+COPY_NEVER = 2
+
+# Capsule names, by index (vkflow_capsule_name).
+CAPSULE_LEGACY = 0
+CAPSULE_VERSIONED = 1
+CAPSULE_USED_LEGACY = 2
+CAPSULE_USED_VERSIONED = 3
+
+MAX_NDIM = 32  # vkflow_tensor_info fills at most 32 shape entries
+
+_p_u64 = POINTER(c_uint64)
+_p_i64 = POINTER(c_int64)
+_p_i32 = POINTER(c_int32)
+
+# name: (restype, argtypes), one entry per function of vkflow.h.
+_PROTOTYPES = {
+    "vkflow_last_error": (c_size_t, (c_char_p, c_size_t)),
+    "vkflow_manager_new": (c_int, (c_int32, c_uint32, _p_u64)),
+    "vkflow_manager_close": (c_int, (c_uint64,)),
+    "vkflow_manager_mem_stats": (c_int, (c_uint64, _p_i64, _p_i64)),
+    "vkflow_validation_messages": (c_int64, (c_char_p, c_size_t)),
+    "vkflow_tensor_new": (c_int, (c_uint64, c_char_p, c_int32, _p_i64, c_void_p, c_uint64,
+                                  c_int32, _p_u64)),
+    "vkflow_tensor_close": (c_int, (c_uint64,)),
+    "vkflow_tensor_read": (c_int, (c_uint64, c_void_p, c_uint64)),
+    "vkflow_tensor_write": (c_int, (c_uint64, c_void_p, c_uint64)),
+    "vkflow_tensor_info": (c_int, (c_uint64, c_char_p, c_size_t, _p_i32, _p_i64, _p_i32,
+                                   _p_i32, _p_i32)),
+    "vkflow_tensor_dlpack_device": (c_int, (c_uint64, _p_i32, _p_i32)),
+    "vkflow_sequence_new": (c_int, (c_uint64, c_int32, _p_u64)),
+    "vkflow_sequence_close": (c_int, (c_uint64,)),
+    "vkflow_sequence_kernel": (c_int, (c_uint64, c_char_p, c_uint64, c_uint64, c_uint64,
+                                       c_float)),
+    "vkflow_sequence_copy": (c_int, (c_uint64, c_uint64, c_uint64)),
+    "vkflow_sequence_eval": (c_int, (c_uint64, c_int64)),
+    "vkflow_sequence_submit": (c_int, (c_uint64, c_uint64, c_uint64, c_uint64, c_uint64)),
+    "vkflow_timeline_new": (c_int, (c_uint64, c_uint64, _p_u64)),
+    "vkflow_timeline_close": (c_int, (c_uint64,)),
+    "vkflow_timeline_value": (c_int, (c_uint64, _p_u64)),
+    "vkflow_timeline_signal": (c_int, (c_uint64, c_uint64)),
+    "vkflow_timeline_wait": (c_int, (c_uint64, c_uint64, c_int64)),
+    "vkflow_timeline_semaphore": (c_int, (c_uint64, _p_u64)),
+    "vkflow_dlpack_export": (c_int, (c_uint64, c_int32, c_int32, c_int32, c_int32, c_int32,
+                                     c_uint64, c_uint64, c_int64, POINTER(c_void_p), _p_i32)),
+    "vkflow_dlpack_import": (c_int, (c_uint64, c_void_p, c_int32, c_int64, _p_u64, _p_i32)),
+    # The names are static C strings: keep them as addresses (c_void_p),
+    # never as Python bytes, because PyCapsule stores the pointer.
+    "vkflow_capsule_name": (c_void_p, (c_int32,)),
+    "vkflow_capsule_destructor": (None, (c_void_p,)),
+}
+
+
+def library_path():
+    """Returns the path libvkflow.so is loaded from (see the module doc)."""
+    env = os.environ.get("VKFLOW_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    beside = os.path.join(here, "libvkflow.so")
+    if os.path.exists(beside):
+        return beside
+    root = os.path.dirname(os.path.dirname(here))
+    return os.path.join(root, "build", "libvkflow.so")
+
+
+class _Library:
+    """The loaded library plus the few pieces of the Python C API we need."""
+
+    def __init__(self, path):
+        try:
+            self.cdll = ctypes.CDLL(path)
+        except OSError as e:
+            raise ImportError(
+                "vkflow: cannot load %s (%s); build it with `make python` or `make capi`, "
+                "or point VKFLOW_LIB at it" % (path, e)) from e
+        self.path = path
+        for name, (restype, argtypes) in _PROTOTYPES.items():
+            fn = getattr(self.cdll, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name[len("vkflow_"):], fn)
+
+        # Static capsule names and the capsule destructor, as raw addresses.
+        self.capsule_names = [self.capsule_name(i) for i in range(4)]
+        if not all(self.capsule_names):
+            raise ImportError("vkflow: vkflow_capsule_name returned NULL")
+        self.capsule_destructor_addr = ctypes.cast(self.cdll.vkflow_capsule_destructor,
+                                                   c_void_p).value
+
+        # PyDLL functions run with the GIL held and raise when they set an
+        # error, which is what the capsule API needs.
+        api = ctypes.pythonapi
+        self.PyCapsule_New = api.PyCapsule_New
+        self.PyCapsule_New.restype = ctypes.py_object
+        self.PyCapsule_New.argtypes = (c_void_p, c_void_p, c_void_p)
+        self.PyCapsule_IsValid = api.PyCapsule_IsValid
+        self.PyCapsule_IsValid.restype = c_int
+        self.PyCapsule_IsValid.argtypes = (ctypes.py_object, c_char_p)
+        self.PyCapsule_GetPointer = api.PyCapsule_GetPointer
+        self.PyCapsule_GetPointer.restype = c_void_p
+        self.PyCapsule_GetPointer.argtypes = (ctypes.py_object, c_char_p)
+        self.PyCapsule_SetName = api.PyCapsule_SetName
+        self.PyCapsule_SetName.restype = c_int
+        self.PyCapsule_SetName.argtypes = (ctypes.py_object, c_void_p)
+
+    def error_text(self):
+        """The library's last error message (process-wide)."""
+        size = 512
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = self.last_error(buf, size)
+            if n < size:
+                return buf.value.decode("utf-8", "replace")
+            size = n + 1
+
+
+_lock = threading.Lock()
+_instance = None
+
+
+def lib():
+    """Loads the library on first use and returns the shared _Library."""
+    global _instance
+    if _instance is None:
+        with _lock:
+            if _instance is None:
+                _instance = _Library(library_path())
+    return _instance
