@@ -1,0 +1,68 @@
+// Package dlpack hands vkflow tensors to other frameworks and takes theirs,
+// through DLPack (https://dmlc.github.io/dlpack/latest/), with the
+// synchronization rules written out below. docs/DLPACK.md says the same at
+// more length, with the C and Python views.
+//
+// # Export
+//
+// Export returns a Managed: a DLManagedTensor (legacy, when the consumer
+// gives no MaxVersion) or a DLManagedTensorVersioned 1.x in C memory. Two
+// device types go out:
+//
+//   - kDLCPU, for memory the host can map: data is the mapped memory
+//     itself (zero-copy). Memory the host cannot map is copied into host
+//     memory when Options.Copy allows, and the struct says IS_COPIED.
+//   - kDLVulkan, for consumers in this process that use the same VkDevice:
+//     data points to a VulkanBuffer (vkflow_vulkan_buffer in C, the
+//     first three members in Apache TVM's order).
+//
+// # Synchronization contract
+//
+// Vulkan has no global streams, so the points of synchronization are
+// timeline semaphore values.
+//
+//  1. CPU: Export waits, bounded by its context, until every GPU use of the
+//     tensor submitted before the call has completed. A CPU consumer never
+//     sees half-written data, and needs no stream.
+//  2. Vulkan, producer's point (CUDA Array Interface v3 style): the
+//     VulkanBuffer carries a ready point, a timeline VkSemaphore of the
+//     device and a value. The tensor's pending writes are complete when the
+//     semaphore reaches the value; the consumer's first submit that touches
+//     the buffer waits on it. Export does not block.
+//  3. Vulkan, consumer's point (DLPack's S0 style): a consumer that passes
+//     its own timeline point in Options.Consumer gets that point signalled
+//     once the tensor is ready, ordered like any vkflow submit, and the
+//     ready point in the VulkanBuffer is that point.
+//  4. Release: the deleter may be called from any thread, once. A Vulkan
+//     consumer whose GPU work still uses the buffer stores a released
+//     point (its own timeline VkSemaphore of the same device and a value,
+//     Managed.SetReleased in Go) before calling the deleter; vkflow frees
+//     nothing before the semaphore reaches that value. The signal of that
+//     point must already be submitted or done when the deleter is called,
+//     and the semaphore must outlive it.
+//  5. Writes submitted after Export are not ordered against the consumer:
+//     the producer keeps its hands off until it has the tensor back, as with
+//     any DLPack exchange.
+//
+// Submits held back by vkflow's scheduler (waiting for a timeline nobody
+// signalled yet) have not reached the GPU and are not "pending" in this
+// sense.
+//
+// # Lifetime
+//
+// Each export holds a reference on the tensor and a pin on the device: the
+// memory, the VkDevice and the instance stay valid until the last deleter
+// runs, even after the tensor and the Manager are closed. A second call of
+// a deleter is ignored.
+//
+// # Import
+//
+// Import takes a Managed over in every case: on success the tensor calls
+// the producer's deleter once, after Close and after the GPU has finished
+// with it; on failure the deleter has already run, as DLPack asks of a
+// consumer (an unknown major version included). kDLCPU memory is wrapped
+// without a copy through VK_EXT_external_memory_host when the data is
+// compact and aligned well enough, and copied otherwise (strided data
+// included); kDLVulkan memory must come from this device and becomes a
+// view.
+package dlpack
