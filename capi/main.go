@@ -31,6 +31,7 @@ import (
 	"unsafe"
 
 	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/dlpack"
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
@@ -359,10 +360,26 @@ func vkflow_tensor_dlpack_device(h C.vkflow_tensor, deviceType, deviceID *C.int3
 	return C.VKFLOW_OK
 }
 
-// cSequence is a sequence and the Manager it records for.
+// cSequence is a sequence, the Manager it records for, and the algorithms
+// its kernels made: they live as long as the sequence (a sequence refuses
+// to submit a closed algorithm).
 type cSequence struct {
-	m *vkflow.Manager
-	s *sequence.Sequence
+	m    *vkflow.Manager
+	s    *sequence.Sequence
+	mu   sync.Mutex
+	algs []*algorithm.Algorithm
+}
+
+// dispatch records al and keeps it, or closes it when recording failed.
+func (s *cSequence) dispatch(al *algorithm.Algorithm, push ...any) error {
+	if err := s.s.Dispatch(al, push...).Err(); err != nil {
+		al.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.algs = append(s.algs, al)
+	s.mu.Unlock()
+	return nil
 }
 
 //export vkflow_sequence_new
@@ -378,7 +395,7 @@ func vkflow_sequence_new(h C.vkflow_manager, queue C.int32_t, out *C.vkflow_sequ
 	if err != nil {
 		return fail(err)
 	}
-	*out = newHandle(&cSequence{m, s})
+	*out = newHandle(&cSequence{m: m, s: s})
 	return C.VKFLOW_OK
 }
 
@@ -389,7 +406,14 @@ func vkflow_sequence_close(h C.vkflow_sequence) C.int {
 		return C.VKFLOW_OK
 	}
 	dropHandle(h)
-	return fail(s.s.Close())
+	err = s.s.Close()
+	s.mu.Lock()
+	for _, al := range s.algs {
+		al.Close()
+	}
+	s.algs = nil
+	s.mu.Unlock()
+	return fail(err)
 }
 
 func optTensor(h C.vkflow_tensor) (*tensor.Tensor, error) {
@@ -428,8 +452,7 @@ func vkflow_sequence_kernel(h C.vkflow_sequence, name *C.char, ha, hb, hout C.vk
 		if err != nil {
 			return fail(err)
 		}
-		defer al.Close() // the recorded dispatch holds its own reference
-		return fail(s.s.Dispatch(al).Err())
+		return fail(s.dispatch(al))
 	case "saxpy":
 		if a == nil || out == nil || b != nil {
 			return invalid("vkflow_sequence_kernel: saxpy needs a and out, and b = 0")
@@ -438,8 +461,7 @@ func vkflow_sequence_kernel(h C.vkflow_sequence, name *C.char, ha, hb, hout C.vk
 		if err != nil {
 			return fail(err)
 		}
-		defer al.Close()
-		return fail(s.s.Dispatch(al, float32(scalar)).Err())
+		return fail(s.dispatch(al, float32(scalar)))
 	default:
 		return invalid("vkflow_sequence_kernel: unknown kernel %q (multiply, add, saxpy)", n)
 	}
