@@ -625,6 +625,9 @@ func vkflow_dlpack_export(h C.vkflow_tensor, maxMajor, maxMinor, deviceType, dev
 	return C.VKFLOW_OK
 }
 
+//export vkflow_dlpack_live
+func vkflow_dlpack_live() C.int64_t { return C.int64_t(dlpack.Live()) }
+
 //export vkflow_dlpack_import
 func vkflow_dlpack_import(h C.vkflow_manager, managed unsafe.Pointer, versioned C.int32_t, timeout C.int64_t, out *C.vkflow_tensor, copied *C.int32_t) C.int {
 	mt := dlpack.FromPointer(managed, versioned != 0)

@@ -128,6 +128,9 @@ int vkflow_dlpack_export(vkflow_tensor t, int32_t max_major, int32_t max_minor, 
 int vkflow_dlpack_import(vkflow_manager m, void *managed, int32_t versioned, int64_t timeout_ns,
 			 vkflow_tensor *out, int32_t *copied);
 
+/* Exports whose deleter has not run yet, across all Managers. */
+int64_t vkflow_dlpack_live(void);
+
 /* Python capsules: the static names ("dltensor", "dltensor_versioned",
  * "used_dltensor", "used_dltensor_versioned") and a PyCapsule destructor
  * that calls the deleter when the capsule was never consumed. The

@@ -497,6 +497,8 @@ func TestRoundTrip(t *testing.T) {
 			if dev.Type == Vulkan {
 				assert.False(t, copied)
 				assert.Equal(t, src.Allocation().Buffer, back.Allocation().Buffer, "a view")
+				assert.Equal(t, src.Allocation().Memory(), back.Allocation().Memory())
+				assert.Equal(t, src.Allocation().MemoryOffset(), back.Allocation().MemoryOffset())
 			}
 			assert.Equal(t, []int{3, 2}, back.Shape())
 			got, err := back.Float32s()

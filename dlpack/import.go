@@ -118,7 +118,7 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 				return nil, false, err
 			}
 		}
-		t, err := tensor.Adopt(d, core.View(vb.Buffer, n), dtype, shape, readOnly, release)
+		t, err := tensor.Adopt(d, core.View(vb.Buffer, n, vb.Memory, vb.MemoryOffset), dtype, shape, readOnly, release)
 		if err != nil {
 			return nil, false, err
 		}

@@ -122,7 +122,7 @@ func (d *Device) HostPointerTypeBits(p unsafe.Pointer) (uint32, error) {
 // p, which must stay allocated until the memory is freed. p and size must
 // be multiples of Limits.MinImportedHostPointerAlignment.
 func (d *Device) ImportHostMemory(p unsafe.Pointer, size uint64, typeIndex uint32) (DeviceMemory, error) {
-	r := C.vkflowImportHostMemory(d.handle, p, C.uint64_t(size), C.uint32_t(typeIndex))
+	r := C.vkflowAllocateMemory(d.handle, C.uint64_t(size), C.uint32_t(typeIndex), p)
 	return DeviceMemory(r.handle), check("vkAllocateMemory", r.result)
 }
 
@@ -148,7 +148,7 @@ func (d *Device) BufferMemoryRequirements(b Buffer) MemoryRequirements {
 
 // AllocateMemory allocates device memory of one memory type.
 func (d *Device) AllocateMemory(size uint64, typeIndex uint32) (DeviceMemory, error) {
-	r := C.vkflowAllocateMemory(d.handle, C.uint64_t(size), C.uint32_t(typeIndex))
+	r := C.vkflowAllocateMemory(d.handle, C.uint64_t(size), C.uint32_t(typeIndex), nil)
 	return DeviceMemory(r.handle), check("vkAllocateMemory", r.result)
 }
 

@@ -355,9 +355,17 @@ void vkflowBufferRequirements(VkDevice dev, uint64_t buf, VkMemoryRequirements *
 	vkf.vkGetBufferMemoryRequirements(dev, (VkBuffer)buf, out);
 }
 
-vkflowHandle vkflowAllocateMemory(VkDevice dev, uint64_t size, uint32_t typeIndex) {
+vkflowHandle vkflowAllocateMemory(VkDevice dev, uint64_t size, uint32_t typeIndex, void *hostPointer) {
+	// With hostPointer, the memory is host memory the application
+	// allocated (VK_EXT_external_memory_host).
+	VkImportMemoryHostPointerInfoEXT imp = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+		.pHostPointer = hostPointer,
+	};
 	VkMemoryAllocateInfo ai = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = hostPointer != NULL ? &imp : NULL,
 		.allocationSize = size,
 		.memoryTypeIndex = typeIndex,
 	};
@@ -387,24 +395,6 @@ VkResult vkflowHostPointerTypeBits(VkDevice dev, void *ptr, uint32_t *bits) {
 	return r;
 }
 
-vkflowHandle vkflowImportHostMemory(VkDevice dev, void *ptr, uint64_t size, uint32_t typeIndex) {
-	VkImportMemoryHostPointerInfoEXT imp = {
-		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
-		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
-		.pHostPointer = ptr,
-	};
-	VkMemoryAllocateInfo ai = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = &imp,
-		.allocationSize = size,
-		.memoryTypeIndex = typeIndex,
-	};
-	VkDeviceMemory m = VK_NULL_HANDLE;
-	vkflowHandle r;
-	r.result = vkf.vkAllocateMemory(dev, &ai, NULL, &m);
-	r.handle = (uint64_t)m;
-	return r;
-}
 
 void vkflowFreeMemory(VkDevice dev, uint64_t mem) { vkf.vkFreeMemory(dev, (VkDeviceMemory)mem, NULL); }
 

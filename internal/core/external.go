@@ -11,23 +11,17 @@ import (
 // This file holds what DLPack needs from the runtime: where a buffer lives,
 // buffers over foreign memory, and single ready points for pending work.
 
-// Memory returns the VkDeviceMemory the buffer is bound to (0 for a view
-// of another owner's buffer).
-func (a *Allocation) Memory() vk.DeviceMemory {
-	if a.block == nil {
-		return 0
-	}
-	return a.block.mem
-}
+// Memory returns the VkDeviceMemory the buffer is bound to.
+func (a *Allocation) Memory() vk.DeviceMemory { return a.block.mem }
 
 // MemoryOffset returns where the buffer is bound in Memory.
 func (a *Allocation) MemoryOffset() uint64 { return a.offset }
 
-// View wraps a buffer another owner created on this device, without taking
-// it over: Free leaves the buffer alone. Host access goes through the
-// staging ring.
-func View(buf vk.Buffer, size uint64) *Allocation {
-	return &Allocation{Buffer: buf, Size: size, Kind: MemDevice}
+// View wraps a buffer another owner created on this device and bound to
+// mem at offset, without taking it over: Free leaves it alone. Host access
+// goes through the staging ring.
+func View(buf vk.Buffer, size uint64, mem vk.DeviceMemory, offset uint64) *Allocation {
+	return &Allocation{Buffer: buf, Size: size, Kind: MemDevice, block: &block{mem: mem}, offset: offset, view: true}
 }
 
 var pageSize = uint64(os.Getpagesize())

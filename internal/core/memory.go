@@ -49,6 +49,7 @@ type Allocation struct {
 	block  *block
 	offset uint64 // in the block
 	span   uint64 // bytes taken from the block
+	view   bool   // another owner's buffer: Free leaves it alone
 }
 
 // Coherent reports whether host writes need no flush.
@@ -232,7 +233,7 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 // Free destroys the buffer and returns its memory to the block. The caller
 // guarantees the GPU is done with it.
 func (d *Device) Free(a *Allocation) {
-	if a == nil || a.block == nil {
+	if a == nil || a.block == nil || a.view {
 		return
 	}
 	d.VK.DestroyBuffer(a.Buffer)

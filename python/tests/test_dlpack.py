@@ -155,6 +155,7 @@ class VkflowTest(unittest.TestCase):
         self.mgr.close()
         gc.collect()
         self.assertNoValidation()
+        self.assertEqual(vkflow.dlpack_live(), 0, "an export's deleter never ran")
 
     def assertNoValidation(self):
         count, text = vkflow.validation_messages()

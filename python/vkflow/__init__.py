@@ -68,7 +68,7 @@ from ctypes import byref, c_int32, c_int64, c_uint64, c_void_p
 from . import _lib
 
 __all__ = [
-    "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages",
+    "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
     "DLDeviceType", "ClosedError", "UnsupportedError", "DLPACK_TIMEOUT", "library_path",
 ]
 
@@ -204,6 +204,12 @@ def validation_messages():
     buf = ctypes.create_string_buffer(4096)
     n = L.validation_messages(buf, len(buf))
     return int(n), buf.value.decode("utf-8", "replace")
+
+
+def dlpack_live():
+    """Returns how many DLPack exports still wait for their deleter (a
+    capsule nobody consumed, or an array a consumer still holds)."""
+    return int(_lib.lib().dlpack_live())
 
 
 class _Handle:
