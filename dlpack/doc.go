@@ -46,7 +46,8 @@
 //
 // Submits held back by vkflow's scheduler (waiting for a timeline nobody
 // signalled yet) have not reached the GPU and are not "pending" in this
-// sense.
+// sense: they count as writes after the export (rule 5). Waiting for them
+// could deadlock a host that signals their timeline later.
 //
 // # Lifetime
 //

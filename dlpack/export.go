@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"
+	"github.com/vkflow/vkflow/vk"
 )
 
 // CopyMode is the array API's copy argument.
@@ -208,7 +210,7 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 		n := t.Bytes()
 		e.copy = C.aligned_alloc(256, C.size_t((n+255)&^255))
 		if e.copy == nil {
-			return Managed{}, core.Invalid("dlpack: Export: out of host memory for a %d-byte copy", n)
+			return Managed{}, fmt.Errorf("dlpack: Export: a %d-byte host copy: %w", n, vk.ErrOutOfHostMemory)
 		}
 		if err := hostCopy(d, t, unsafe.Slice((*byte)(e.copy), n)); err != nil {
 			C.free(e.copy)
@@ -241,9 +243,8 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 		if err := e.hold(d, src); err != nil {
 			return Managed{}, err
 		}
-		e.vb = &VulkanBuffer{}
 		a := src.Allocation()
-		*e.vb = VulkanBuffer{Device: d.VK.Handle(), Buffer: a.Buffer, Memory: a.Memory(), MemoryOffset: a.MemoryOffset(), Size: src.Bytes()}
+		e.vb = &VulkanBuffer{Device: d.VK.Handle(), Buffer: a.Buffer, Memory: a.Memory(), MemoryOffset: a.MemoryOffset(), Size: src.Bytes()}
 		if consumer {
 			p := opts.Consumer
 			if err := d.SignalWhenReady(src.Object(), []core.Point{{TL: p.Timeline.State(), Value: p.Value}}); err != nil {

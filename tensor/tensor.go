@@ -287,7 +287,9 @@ func (t *Tensor) Memory() Memory { return t.alloc.Kind }
 func (t *Tensor) Mapped() bool { return t.alloc.Mapped != nil }
 
 // ReadOnly reports whether the tensor refuses writes (an import of
-// read-only memory).
+// read-only memory): Write, WriteBytes, and sequence operations that write
+// it fail with ErrInvalid. The slices the accessors return may alias the
+// memory; do not write through them.
 func (t *Tensor) ReadOnly() bool { return t.readOnly }
 
 // WriteBytes copies raw bytes in (len(src) must be Bytes()), whatever the

@@ -318,3 +318,30 @@ func TestManagerCloseClosesTensors(t *testing.T) {
 	_, err = tensor.New(m, tensor.Float32, []int{1})
 	assert.ErrorIs(t, err, vkflow.ErrClosed)
 }
+
+func TestRawBytes(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	for _, mem := range []tensor.Memory{tensor.Device, tensor.Host} {
+		ten, err := tensor.New(m, tensor.Int16, []int{3}, tensor.In(mem))
+		require.NoError(t, err)
+		in := []byte{1, 0, 2, 0, 0xff, 0xff}
+		require.NoError(t, ten.WriteBytes(in))
+		vals, err := ten.Int16s()
+		require.NoError(t, err)
+		assert.Equal(t, []int16{1, 2, -1}, vals)
+		out := make([]byte, 6)
+		require.NoError(t, ten.ReadBytes(out))
+		assert.Equal(t, in, out)
+		assert.ErrorIs(t, ten.WriteBytes(in[:4]), vkflow.ErrInvalid)
+		assert.ErrorIs(t, ten.ReadBytes(out[:5]), vkflow.ErrInvalid)
+		assert.False(t, ten.ReadOnly())
+		require.NoError(t, ten.Close())
+		assert.ErrorIs(t, ten.WriteBytes(in), vkflow.ErrClosed)
+		assert.ErrorIs(t, ten.ReadBytes(out), vkflow.ErrClosed)
+	}
+	st, err := tensor.New(m, tensor.Int16, []int{3}, tensor.In(tensor.Storage))
+	require.NoError(t, err)
+	defer st.Close()
+	assert.ErrorIs(t, st.ReadBytes(make([]byte, 6)), vkflow.ErrInvalid)
+	assert.ErrorIs(t, st.WriteBytes(make([]byte, 6)), vkflow.ErrInvalid)
+}
