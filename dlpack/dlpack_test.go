@@ -341,6 +341,13 @@ func TestExportBadInput(t *testing.T) {
 	tl, err := timeline.New(m, 0)
 	require.NoError(t, err)
 	defer tl.Close()
+	closedTL, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, closedTL.Close())
+	m2, _ := testutil.Manager(t)
+	otherTL, err := timeline.New(m2, 0)
+	require.NoError(t, err)
+	defer otherTL.Close()
 	idx := int32(m.Device().Index)
 	tests := []struct {
 		name string
@@ -357,6 +364,9 @@ func TestExportBadInput(t *testing.T) {
 		{"dl_device another Vulkan device", f, Options{Device: &Device{Vulkan, idx + 1}}, vkflow.ErrUnsupported},
 		{"unknown copy mode", f, Options{Copy: 7}, vkflow.ErrInvalid},
 		{"consumer point on a CPU export", f, Options{Consumer: timeline.Point{Timeline: tl, Value: 1}}, vkflow.ErrInvalid},
+		{"closed consumer timeline", st, Options{Consumer: timeline.Point{Timeline: closedTL, Value: 1}}, vkflow.ErrClosed},
+		{"consumer timeline of another Manager", st, Options{Consumer: timeline.Point{Timeline: otherTL, Value: 1}}, vkflow.ErrInvalid},
+		{"consumer value not increasing", st, Options{Consumer: timeline.Point{Timeline: tl, Value: 0}}, vkflow.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -548,10 +558,46 @@ func TestImportBadInput(t *testing.T) {
 	_, _, err := Import(ctx, m, Managed{})
 	assert.ErrorIs(t, err, vkflow.ErrInvalid, "nil pointer")
 
+	// kDLVulkan of this device, but laid out so that no view can serve it.
+	st, err := tensor.New(m, tensor.Float32, []int{8}, tensor.In(tensor.Storage))
+	require.NoError(t, err)
+	defer st.Close()
+	ex, err := Export(ctx, st, Options{})
+	require.NoError(t, err)
+	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
+	vkDev := Device{Vulkan, int32(m.Device().Index)}
+	views := []struct {
+		name string
+		f    foreign
+		want error
+	}{
+		{"Vulkan with a byte_offset", foreign{dev: vkDev, dt: f32, ndim: 1, shape: []int64{4}, byteOffset: 16, data: vb}, vkflow.ErrUnsupported},
+		{"Vulkan strided", foreign{dev: vkDev, dt: f32, ndim: 1, shape: []int64{4}, strides: []int64{2}, data: vb}, vkflow.ErrUnsupported},
+		{"Vulkan larger than its buffer", foreign{dev: vkDev, dt: f32, ndim: 1, shape: []int64{9}, data: vb}, vkflow.ErrInvalid},
+		{"Vulkan of another device index", foreign{dev: Device{Vulkan, vkDev.ID + 1}, dt: f32, ndim: 1, shape: []int64{8}, data: vb}, vkflow.ErrUnsupported},
+	}
+	for _, tt := range views {
+		t.Run(tt.name, func(t *testing.T) {
+			mt, _ := tt.f.build()
+			before := foreignDeletes()
+			_, _, err := Import(ctx, m, mt)
+			assert.ErrorIs(t, err, tt.want)
+			assert.Equal(t, before+1, foreignDeletes())
+		})
+	}
+	// The same bytes, compact and in bounds, are a view.
+	mt, _ := foreign{dev: vkDev, dt: f32, ndim: 1, shape: []int64{8}, data: vb}.build()
+	view, copied, err := Import(ctx, m, mt)
+	require.NoError(t, err)
+	assert.False(t, copied)
+	assert.Equal(t, st.Allocation().Buffer, view.Allocation().Buffer)
+	require.NoError(t, view.Close())
+	ex.Delete()
+
 	// A closed Manager still takes ownership.
 	m2, _ := testutil.Manager(t)
 	require.NoError(t, m2.Close())
-	mt, _ := foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1}, data: f32bytes(1)}.build()
+	mt, _ = foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1}, data: f32bytes(1)}.build()
 	before := foreignDeletes()
 	_, _, err = Import(ctx, m2, mt)
 	assert.ErrorIs(t, err, vkflow.ErrClosed)

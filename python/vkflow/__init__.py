@@ -213,10 +213,19 @@ def dlpack_live():
 
 
 class _Handle:
-    """Common handle bookkeeping: _handle is 0 once closed from Python."""
+    """Common handle bookkeeping: _handle is 0 once closed from Python.
+    ``_closer`` names the library function that closes the handle."""
 
     _handle = 0
     _kind = "object"
+    _closer = None
+
+    def close(self):
+        """Releases the object (work already submitted still completes).
+        Idempotent."""
+        h, self._handle = self._handle, 0
+        if h:
+            _check(getattr(_lib.lib(), self._closer)(h))
 
     def _h(self):
         h = self._handle
@@ -359,6 +368,7 @@ class Tensor(_Handle):
     """
 
     _kind = "Tensor"
+    _closer = "tensor_close"
 
     def __init__(self):
         raise TypeError("create tensors with Manager.tensor or vkflow.from_dlpack")
@@ -417,9 +427,7 @@ class Tensor(_Handle):
     def close(self):
         """Releases the tensor. Its memory is freed once no submitted work and
         no DLPack export uses it any more. Idempotent."""
-        h, self._handle = self._handle, 0
-        if h:
-            _check(_lib.lib().tensor_close(h))
+        _Handle.close(self)
 
     def read(self):
         """Returns a new NumPy array holding a copy of the tensor. It does not
@@ -516,16 +524,11 @@ class Sequence(_Handle):
     """
 
     _kind = "Sequence"
+    _closer = "sequence_close"
 
     def __init__(self, manager, handle):
         self._manager = manager
         self._handle = handle
-
-    def close(self):
-        """Releases the sequence (work already submitted still completes)."""
-        h, self._handle = self._handle, 0
-        if h:
-            _check(_lib.lib().sequence_close(h))
 
     def kernel(self, name, a, b, out, scalar=0.0):
         """Records a built-in float32 kernel: "multiply" (out = a*b), "add"
@@ -563,15 +566,11 @@ class Timeline(_Handle):
     """A timeline semaphore: a counter the GPU and the host advance."""
 
     _kind = "Timeline"
+    _closer = "timeline_close"
 
     def __init__(self, manager, handle):
         self._manager = manager
         self._handle = handle
-
-    def close(self):
-        h, self._handle = self._handle, 0
-        if h:
-            _check(_lib.lib().timeline_close(h))
 
     @property
     def value(self):
