@@ -46,9 +46,10 @@ Synchronization rules (the full contract is in docs/DLPACK.md):
 DLPack, import (``from_dlpack(x, manager)``): ``x`` is an object with
 ``__dlpack__`` or a raw capsule. The capsule is marked consumed before the
 library takes it over; the result's ``imported_copy`` tells whether the data
-was copied (False: the tensor aliases the producer's memory). Host memory is
-imported zero-copy where the device can import it (page-aligned, compact);
-otherwise it is copied.
+was copied (False: the tensor aliases the producer's memory). Compact host
+memory is imported zero-copy where the device can import it: the pages around
+the data are imported, so the data itself needs only the buffer alignment
+(16 bytes on lavapipe); strided or unaligned data is copied.
 
 Errors: the library's negative codes become ``ValueError`` (invalid argument),
 ``ClosedError`` (use after close), ``UnsupportedError`` (``BufferError`` from
