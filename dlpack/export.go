@@ -329,18 +329,14 @@ func (e *export) build(t *tensor.Tensor, versioned bool, version Version, flags 
 	return m
 }
 
-// hostCopy copies t's bytes to dst: from mapped memory, or through the
-// staging ring (Storage tensors included: the export may read them).
+// hostCopy copies t's bytes to dst: as ReadBytes does, and for Storage
+// tensors (which have no host access of their own) through the staging
+// ring.
 func hostCopy(d *core.Device, t *tensor.Tensor, dst []byte) error {
-	a := t.Allocation()
-	if a.Mapped != nil {
-		if err := d.Invalidate(a); err != nil {
-			return err
-		}
-		copy(dst, unsafe.Slice((*byte)(a.Mapped), len(dst)))
-		return nil
+	if t.Memory() == tensor.Storage {
+		return d.Download(t.Allocation(), 0, dst)
 	}
-	return d.Download(a, 0, dst)
+	return t.ReadBytes(dst)
 }
 
 // gpuCopy copies t into a new Storage tensor on the GPU, after t's pending
