@@ -537,6 +537,8 @@ func TestImportBadInput(t *testing.T) {
 		{"Vulkan of another device", foreign{dev: Device{Vulkan, 0}, dt: f32, ndim: 1, shape: []int64{1}, data: other}, vkflow.ErrUnsupported},
 		{"negative shape", foreign{dev: cpu, dt: f32, ndim: 2, shape: []int64{2, -1}, data: f32bytes(1)}, vkflow.ErrInvalid},
 		{"overflowing shape", foreign{dev: cpu, dt: f32, ndim: 3, shape: []int64{1 << 40, 1 << 40, 1 << 40}, data: f32bytes(1)}, vkflow.ErrInvalid},
+		{"bytes overflow (1<<62+1 float32)", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1<<62 + 1}, data: f32bytes(1)}, vkflow.ErrInvalid},
+		{"bytes wrap to zero (1<<62 float32)", foreign{dev: cpu, dt: f32, ndim: 2, shape: []int64{1 << 31, 1 << 31}, data: f32bytes(1)}, vkflow.ErrInvalid},
 		{"too large for a buffer", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1 << 40}, data: f32bytes(1)}, vkflow.ErrInvalid},
 		{"zero-length", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{0}}, vkflow.ErrInvalid},
 		{"negative ndim", foreign{dev: cpu, dt: f32, ndim: -1}, vkflow.ErrInvalid},

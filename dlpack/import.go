@@ -68,8 +68,8 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 	for _, s := range shape {
 		n *= uint64(s)
 	}
-	if limit := uint64(d.Info.Limits.MaxStorageBufferRange); n > limit {
-		return nil, false, core.Invalid("dlpack: Import: %d bytes exceed maxStorageBufferRange (%d)", n, limit)
+	if limit := tensor.MaxBytes(d); n > limit {
+		return nil, false, core.Invalid("dlpack: Import: %d bytes exceed the device's buffer limit (%d: maxStorageBufferRange, maxMemoryAllocationSize)", n, limit)
 	}
 	switch dev := (Device{DeviceType(dl.device.device_type), int32(dl.device.device_id)}); dev.Type {
 	case CPU:

@@ -64,6 +64,30 @@ func checkShape(shape []int) (int, error) {
 	return n, nil
 }
 
+// checkSize returns the element count and byte size of a dtype and shape,
+// or ErrInvalid when either overflows an int.
+func checkSize(dtype Dtype, shape []int) (int, uint64, error) {
+	n, err := checkShape(shape)
+	if err != nil {
+		return 0, 0, err
+	}
+	// Tensors are padded to 4 bytes, so the padded size must fit too.
+	if es := dtype.Size(); n > (math.MaxInt-3)/es {
+		return 0, 0, core.Invalid("%v tensor of shape %v: byte size overflows", dtype, shape)
+	}
+	return n, uint64(n) * uint64(dtype.Size()), nil
+}
+
+// MaxBytes returns the largest tensor d can hold in one buffer: the lower
+// of maxStorageBufferRange and maxMemoryAllocationSize.
+func MaxBytes(d *core.Device) uint64 {
+	limit := uint64(d.Info.Limits.MaxStorageBufferRange)
+	if a := d.Info.Limits.MaxMemoryAllocationSize; a != 0 && a < limit {
+		limit = a
+	}
+	return limit
+}
+
 // featureFor returns the device feature a dtype's storage needs, if any.
 func featureFor(d Dtype, f vk.Features) (string, bool) {
 	switch d {
@@ -83,8 +107,10 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 
 // New creates a zero-filled tensor of dtype and shape (row-major).
 //
-// It fails with ErrInvalid for a bad dtype, an empty or non-positive shape,
-// or a size over the device's maxStorageBufferRange, and with
+// It fails with ErrInvalid, before allocating anything, for a bad dtype, an
+// empty or non-positive shape, an element count or byte size that
+// overflows, or a size over MaxBytes (the device's maxStorageBufferRange and
+// maxMemoryAllocationSize), and with
 // ErrUnsupported when the device was opened without the feature the dtype
 // needs in storage buffers (8-bit and 16-bit storage, shaderFloat64,
 // shaderInt64).
@@ -96,7 +122,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if !dtype.Valid() {
 		return nil, core.Invalid("unknown dtype %v", dtype)
 	}
-	n, err := checkShape(shape)
+	n, size, err := checkSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +138,9 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if name, ok := featureFor(dtype, d.Features); !ok {
 		return nil, core.Unsupported("%v tensors need the %s feature, which is not enabled on %s", dtype, name, d.Info.Name)
 	}
-	size := uint64(n) * uint64(dtype.Size())
-	if limit := uint64(d.Info.Limits.MaxStorageBufferRange); size > limit {
-		return nil, core.Invalid("tensor of %d bytes exceeds maxStorageBufferRange (%d bytes)", size, limit)
+	if limit := MaxBytes(d); (size+3)&^3 > limit {
+		return nil, core.Invalid("tensor of %d bytes exceeds the device's buffer limit (%d bytes: maxStorageBufferRange %d, maxMemoryAllocationSize %d)",
+			size, limit, d.Info.Limits.MaxStorageBufferRange, d.Info.Limits.MaxMemoryAllocationSize)
 	}
 	// Buffers are padded to 4 bytes so that Fill covers every element.
 	a, err := d.Alloc(op.mem, (size+3)&^3, vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst)
@@ -145,11 +171,11 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 	if !dtype.Valid() {
 		return nil, core.Invalid("unknown dtype %v", dtype)
 	}
-	n, err := checkShape(shape)
+	n, size, err := checkSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
-	if uint64(n)*uint64(dtype.Size()) > a.Size {
+	if size > a.Size {
 		return nil, core.Invalid("Adopt: %v%v does not fit %d bytes", dtype, shape, a.Size)
 	}
 	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly}

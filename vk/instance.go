@@ -249,6 +249,9 @@ type Limits struct {
 	TimestampPeriod                 float32 // nanoseconds per tick
 	TimestampComputeAndGraphics     bool
 	MaxTimelineValueDifference      uint64
+	// MaxMemoryAllocationSize is VkPhysicalDeviceMaintenance3Properties'
+	// maxMemoryAllocationSize (0 when the device is older than Vulkan 1.2).
+	MaxMemoryAllocationSize uint64
 	// MinImportedHostPointerAlignment is 0 without HostImportExtension.
 	MinImportedHostPointerAlignment uint64
 }
@@ -348,6 +351,7 @@ func Describe(pd PhysicalDevice) (PhysicalDeviceInfo, error) {
 			TimestampPeriod:                 float32(l.timestampPeriod),
 			TimestampComputeAndGraphics:     l.timestampComputeAndGraphics != 0,
 			MaxTimelineValueDifference:      uint64(d.maxTimelineSemaphoreValueDifference),
+			MaxMemoryAllocationSize:         uint64(d.maxMemoryAllocationSize),
 		},
 		Features: Features{
 			TimelineSemaphore:        d.timelineSemaphore != 0,

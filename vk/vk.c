@@ -246,6 +246,7 @@ void vkflowDescribePhysicalDevice(VkPhysicalDevice pd, vkflowDeviceInfo *out) {
 	p11.pNext = &p12;
 	vkf.vkGetPhysicalDeviceProperties2(pd, &p2);
 	out->maxTimelineSemaphoreValueDifference = p12.maxTimelineSemaphoreValueDifference;
+	out->maxMemoryAllocationSize = p11.maxMemoryAllocationSize;
 	memcpy(out->deviceUUID, p11.deviceUUID, VK_UUID_SIZE);
 	memcpy(out->driverUUID, p11.driverUUID, VK_UUID_SIZE);
 	memcpy(out->driverName, p12.driverName, VK_MAX_DRIVER_NAME_SIZE);

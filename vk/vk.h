@@ -56,6 +56,7 @@ typedef struct {
 	VkBool32 timelineSemaphore, shaderFloat16, shaderInt8, storageBuffer8BitAccess, bufferDeviceAddress, hostQueryReset;
 	VkBool32 synchronization2;
 	uint64_t maxTimelineSemaphoreValueDifference;
+	uint64_t maxMemoryAllocationSize; // VkPhysicalDeviceMaintenance3Properties
 	uint8_t deviceUUID[VK_UUID_SIZE];
 	uint8_t driverUUID[VK_UUID_SIZE];
 	char driverName[VK_MAX_DRIVER_NAME_SIZE];
