@@ -35,6 +35,21 @@ type Tensor struct {
 	// readOnly tensors (imported from a producer that forbids writes)
 	// refuse Write and every GPU write a sequence would record.
 	readOnly bool
+	kind     Memory // alloc.Kind, kept here: alloc is freed on Close
+	mapped   bool   // alloc.Mapped != nil at creation
+}
+
+// acquire takes a reference for a host access, so that Close cannot free
+// the buffer while it runs; release with t.obj.Release. It fails with
+// ErrClosed once the tensor or its Manager is closed.
+func (t *Tensor) acquire() error {
+	if t == nil {
+		return core.Invalid("nil tensor")
+	}
+	if !t.obj.TryAcquire() {
+		return core.Closed("tensor")
+	}
+	return nil
 }
 
 // Option configures New.
@@ -147,7 +162,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: a.Mapped != nil}
 	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, t.Close); err != nil {
 		d.Free(a)
 		return nil, err
@@ -178,7 +193,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 	if size > a.Size {
 		return nil, core.Invalid("Adopt: %v%v does not fit %d bytes", dtype, shape, a.Size)
 	}
-	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly, kind: a.Kind, mapped: a.Mapped != nil}
 	destroy := func() {
 		d.Free(a)
 		if release != nil {
@@ -214,6 +229,7 @@ func Write[T Elem](t *Tensor, data []T) error {
 	if err := t.check(DtypeOf[T]()); err != nil {
 		return err
 	}
+	defer t.obj.Release()
 	if len(data) != t.n {
 		return core.Invalid("Write: %d elements into a tensor of %d", len(data), t.n)
 	}
@@ -237,21 +253,22 @@ func (t *Tensor) writeBytes(src []byte) error {
 	}
 }
 
-// check validates t for host access as dtype want.
+// check validates t for host access as dtype want and, on success, holds a
+// reference the caller releases (t.obj.Release).
 func (t *Tensor) check(want Dtype) error {
-	if t == nil {
-		return core.Invalid("nil tensor")
+	if err := t.acquire(); err != nil {
+		return err
 	}
-	if t.obj.Closed() {
-		return core.Closed("tensor")
-	}
+	err := error(nil)
 	if want != t.dtype {
-		return core.Invalid("dtype mismatch: tensor is %v, accessed as %v", t.dtype, want)
+		err = core.Invalid("dtype mismatch: tensor is %v, accessed as %v", t.dtype, want)
+	} else if t.kind == Storage {
+		err = core.Invalid("Storage tensors have no host access")
 	}
-	if t.alloc.Kind == Storage {
-		return core.Invalid("Storage tensors have no host access")
+	if err != nil {
+		t.obj.Release()
 	}
-	return nil
+	return err
 }
 
 // view returns the tensor's elements as []T: aliasing mapped memory, or a
@@ -260,6 +277,7 @@ func view[T Elem](t *Tensor) ([]T, error) {
 	if err := t.check(DtypeOf[T]()); err != nil {
 		return nil, err
 	}
+	defer t.obj.Release()
 	a := t.alloc
 	if a.Mapped != nil {
 		if err := t.dev.Invalidate(a); err != nil {
@@ -307,10 +325,10 @@ func (t *Tensor) Len() int { return t.n }
 func (t *Tensor) Bytes() uint64 { return uint64(t.n) * uint64(t.dtype.Size()) }
 
 // Memory returns where the tensor lives.
-func (t *Tensor) Memory() Memory { return t.alloc.Kind }
+func (t *Tensor) Memory() Memory { return t.kind }
 
 // Mapped reports whether host access is zero-copy.
-func (t *Tensor) Mapped() bool { return t.alloc.Mapped != nil }
+func (t *Tensor) Mapped() bool { return t.mapped }
 
 // ReadOnly reports whether the tensor refuses writes (an import of
 // read-only memory): Write, WriteBytes, and sequence operations that write
@@ -321,9 +339,13 @@ func (t *Tensor) ReadOnly() bool { return t.readOnly }
 // WriteBytes copies raw bytes in (len(src) must be Bytes()), whatever the
 // dtype; for the C API and DLPack.
 func (t *Tensor) WriteBytes(src []byte) error {
-	if t == nil || t.obj.Closed() {
+	if t == nil {
 		return core.Closed("tensor")
 	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.obj.Release()
 	if uint64(len(src)) != t.Bytes() {
 		return core.Invalid("WriteBytes: %d bytes into a tensor of %d", len(src), t.Bytes())
 	}
@@ -337,9 +359,13 @@ func (t *Tensor) WriteBytes(src []byte) error {
 // Bytes()); for the C API and DLPack. Like the accessors, it does not wait
 // for GPU work.
 func (t *Tensor) ReadBytes(dst []byte) error {
-	if t == nil || t.obj.Closed() {
+	if t == nil {
 		return core.Closed("tensor")
 	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.obj.Release()
 	if uint64(len(dst)) != t.Bytes() {
 		return core.Invalid("ReadBytes: %d bytes from a tensor of %d", len(dst), t.Bytes())
 	}
@@ -362,7 +388,7 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 func (t *Tensor) Closed() bool { return t == nil || t.obj.Closed() }
 
 func (t *Tensor) String() string {
-	return fmt.Sprintf("Tensor(%v%v, %v)", t.dtype, t.shape, t.alloc.Kind)
+	return fmt.Sprintf("Tensor(%v%v, %v)", t.dtype, t.shape, t.kind)
 }
 
 // Close releases the tensor. Its memory is freed once no sequence holds it

@@ -60,6 +60,24 @@ func (o *Object) Closed() bool { return o.closed.Load() || o.dev.closed.Load() }
 // Acquire takes a reference for a sequence that records the object.
 func (o *Object) Acquire() { o.refs.Add(1) }
 
+// TryAcquire takes a reference unless the object is closed or already
+// destroyed; it reports whether it did. Host accessors hold one for their
+// duration, so destroy never runs while they read the object.
+func (o *Object) TryAcquire() bool {
+	if o.Closed() {
+		return false
+	}
+	for {
+		n := o.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if o.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // Release drops a reference; the last one schedules destruction.
 func (o *Object) Release() {
 	if o.refs.Add(-1) == 0 {
