@@ -229,8 +229,8 @@ func vkflow_tensor_new(h C.vkflow_manager, dtype *C.char, ndim C.int32_t, shape 
 	if !ok {
 		return invalid("vkflow_tensor_new: unknown dtype %q", C.GoString(dtype))
 	}
-	if ndim < 1 || ndim > 32 {
-		return invalid("vkflow_tensor_new: ndim %d out of range [1, 32]", ndim)
+	if ndim < 0 || ndim > 32 { // ndim 0: a scalar, shape may be NULL
+		return invalid("vkflow_tensor_new: ndim %d out of range [0, 32]", ndim)
 	}
 	dims := make([]int, ndim)
 	for i, s := range unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)) {

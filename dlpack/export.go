@@ -318,8 +318,10 @@ func (e *export) build(t *tensor.Tensor, versioned bool, version Version, flags 
 	dl.device = C.DLDevice{device_type: C.int32_t(dev.Type), device_id: C.int32_t(dev.ID)}
 	dl.ndim = C.int32_t(len(shape))
 	dl.dtype = C.DLDataType{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits), lanes: C.uint16_t(dt.Lanes)}
-	dl.shape = (*C.int64_t)(unsafe.Pointer(&shp[0]))
-	dl.strides = (*C.int64_t)(unsafe.Pointer(&str[0]))
+	if len(shape) > 0 { // a 0-d tensor has NULL shape and strides
+		dl.shape = (*C.int64_t)(unsafe.Pointer(&shp[0]))
+		dl.strides = (*C.int64_t)(unsafe.Pointer(&str[0]))
+	}
 	if versioned {
 		v := (*C.DLManagedTensorVersioned)(e.cmem)
 		v.version = C.DLPackVersion{major: C.uint32_t(version.Major), minor: C.uint32_t(version.Minor)}

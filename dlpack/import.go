@@ -143,8 +143,8 @@ func parse(dl *C.DLTensor) (tensor.Dtype, []int, bool, error) {
 	if nd < 0 || nd > maxDims {
 		return 0, nil, false, core.Invalid("dlpack: Import: ndim %d out of range [0, %d]", nd, maxDims)
 	}
-	if nd == 0 { // a scalar
-		return dtype, []int{1}, true, nil
+	if nd == 0 { // a scalar: shape () with one element
+		return dtype, []int{}, true, nil
 	}
 	if dl.shape == nil {
 		return 0, nil, false, core.Invalid("dlpack: Import: NULL shape with ndim %d", nd)

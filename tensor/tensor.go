@@ -62,10 +62,9 @@ type options struct {
 // In places the tensor in memory kind m (default Device).
 func In(m Memory) Option { return func(o *options) { o.mem = m } }
 
+// checkShape returns the element count of shape. An empty shape is a 0-d
+// tensor (a scalar) of one element.
 func checkShape(shape []int) (int, error) {
-	if len(shape) == 0 {
-		return 0, core.Invalid("tensor shape is empty")
-	}
 	n := 1
 	for _, s := range shape {
 		if s <= 0 {
@@ -122,8 +121,11 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 
 // New creates a zero-filled tensor of dtype and shape (row-major).
 //
-// It fails with ErrInvalid, before allocating anything, for a bad dtype, an
-// empty or non-positive shape, an element count or byte size that
+// An empty shape ([]int{} or nil) makes a 0-d tensor: a scalar of one
+// element whose Shape stays empty, as in NumPy and DLPack.
+//
+// It fails with ErrInvalid, before allocating anything, for a bad dtype, a
+// non-positive dimension, an element count or byte size that
 // overflows, or a size over MaxBytes (the device's maxStorageBufferRange and
 // maxMemoryAllocationSize), and with
 // ErrUnsupported when the device was opened without the feature the dtype
@@ -316,7 +318,8 @@ func (t *Tensor) Bools() ([]bool, error) { return view[bool](t) }
 func (t *Tensor) Dtype() Dtype { return t.dtype }
 
 // Shape returns a copy of the shape.
-func (t *Tensor) Shape() []int { return append([]int(nil), t.shape...) }
+// A 0-d tensor returns an empty, non-nil slice.
+func (t *Tensor) Shape() []int { return append(make([]int, 0, len(t.shape)), t.shape...) }
 
 // Len returns the number of elements.
 func (t *Tensor) Len() int { return t.n }

@@ -775,6 +775,24 @@ class TestRoundTrip(VkflowTest):
         arr = np.from_dlpack(back) if back.mapped else back.read()
         np.testing.assert_array_equal(arr, data)
 
+    def test_zero_d_shapes(self):
+        """0-d arrays stay 0-d through the binding, import and export."""
+        z = self.mgr.tensor((), dtype="float32", memory="host")
+        self.assertEqual((z.shape, z.size), ((), 1))
+        self.assertEqual(z.read().shape, ())
+        t = self.mgr.tensor(np.float32(2.5), memory="host")
+        self.assertEqual(t.shape, ())
+        self.assertEqual(np.from_dlpack(t).shape, ())
+        self.assertEqual(np.from_dlpack(t)[()], 2.5)
+        self.assertEqual(torch.from_dlpack(t).shape, torch.Size([]))
+        for src in (np.array(3.0, dtype=np.float32), torch.tensor(3.0)):
+            back = vkflow.from_dlpack(src, self.mgr)
+            self.assertEqual(back.shape, ())
+            self.assertEqual(back.read()[()], 3.0)
+            back.close()
+        z.close()
+        t.close()
+
 
 # --- the rest of the binding ---------------------------------------------------
 

@@ -321,8 +321,9 @@ class Manager(_Handle):
             np = _numpy()
             if dtype is None and not isinstance(data_or_shape, np.ndarray):
                 dtype = "float32"
-            arr = np.ascontiguousarray(data_or_shape,
-                                       dtype=None if dtype is None else _dtype_name(dtype))
+            # asarray keeps 0-d arrays 0-d (ascontiguousarray makes them 1-d).
+            arr = np.asarray(data_or_shape, order="C",
+                             dtype=None if dtype is None else _dtype_name(dtype))
             name = _dtype_name(arr.dtype)
             shape = arr.shape
             keep = arr
