@@ -2,6 +2,7 @@ package sequence
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -78,7 +79,11 @@ type op struct {
 	push    []byte
 	regions []vk.CopyRegion
 	fill    uint32
-	barrier Barrier
+	// fillSize is how many bytes vkCmdFillBuffer writes from offset 0; the
+	// rest of the tensor's bytes are copied from fillSrc.
+	fillSize uint64
+	fillSrc  *core.Allocation
+	barrier  Barrier
 }
 
 // Sequence records operations for one queue. See the package doc.
@@ -103,6 +108,10 @@ type Sequence struct {
 	inflight   int            // submits held by the scheduler
 	firstStage uint32         // stage of the first op: where timeline waits block
 	timestamps bool
+
+	// fill patterns for tensors whose size is not a multiple of 4, by
+	// word; freed in destroy
+	patterns map[uint32]*core.Allocation
 
 	// scratch reused by every build
 	state    map[*core.Allocation]*access
@@ -279,7 +288,11 @@ func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 
 // Fill sets every element of t to v, whose Go type must match t's dtype
 // (tensor.Half for float16). 8-byte values must have equal 32-bit halves
-// (zero, for example), because the GPU fills in 32-bit words.
+// (zero, for example), because the GPU fills in 32-bit words. It writes
+// exactly the tensor's bytes: vkCmdFillBuffer writes whole words, so when
+// the size is not a multiple of 4 and the tensor has no padding of its own
+// (an import), its last 1-3 bytes are copied from a small host-written
+// buffer holding the pattern.
 func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
 	return s.record(func() (op, error) {
 		if err := s.checkTensors("Fill", []*tensor.Tensor{t}); err != nil {
@@ -292,8 +305,39 @@ func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
 		if err != nil {
 			return op{}, err
 		}
-		return op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: word}, nil
+		o := op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: word, fillSize: t.Bytes()}
+		if padded := (t.Bytes() + 3) &^ 3; t.Allocation().Size >= padded {
+			o.fillSize = padded // the padding is the tensor's own
+		} else if o.fillSize &^= 3; o.fillSize != t.Bytes() {
+			if o.fillSrc, err = s.fillPattern(word); err != nil {
+				return op{}, err
+			}
+		}
+		return o, nil
 	})
+}
+
+// fillPattern returns a host-written buffer holding word, one per distinct
+// word, kept until the sequence is destroyed (the GPU only reads it).
+// Called with mu held.
+func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
+	if a := s.patterns[word]; a != nil {
+		return a, nil
+	}
+	a, err := s.dev.Alloc(core.MemHost, 4, vk.BufferUsageTransferSrc)
+	if err != nil {
+		return nil, err
+	}
+	binary.LittleEndian.PutUint32(a.Bytes(), word)
+	if err := s.dev.Flush(a); err != nil {
+		s.dev.Free(a)
+		return nil, err
+	}
+	if s.patterns == nil {
+		s.patterns = map[uint32]*core.Allocation{}
+	}
+	s.patterns[word] = a
+	return a, nil
 }
 
 func fillWord(d tensor.Dtype, v any) (uint32, error) {
@@ -893,9 +937,21 @@ func (s *Sequence) recordOp(o *op) error {
 		s.barrierFor(merge([]use{{src, vk.StageTransfer, vk.AccessTransferRead}, {dst, vk.StageTransfer, vk.AccessTransferWrite}}))
 		vk.CmdCopyBuffer(s.cmd, src.Buffer, dst.Buffer, o.regions)
 	case opFill:
+		// Only the tensor's range: a view's buffer may be larger, and an
+		// import's neighbouring bytes belong to the producer.
+		// The pattern buffer is written by the host only, before any
+		// submit, so reading it needs no barrier.
 		a := o.tensors[0].Allocation()
 		s.barrierFor([]use{{a, vk.StageTransfer, vk.AccessTransferWrite}})
-		vk.CmdFillBuffer(s.cmd, a.Buffer, 0, vk.WholeSize, o.fill)
+		if o.fillSize > 0 {
+			vk.CmdFillBuffer(s.cmd, a.Buffer, 0, o.fillSize, o.fill)
+		}
+		if o.fillSrc != nil {
+			// The tail starts at a multiple of 4: its bytes are the
+			// pattern's first ones.
+			tail := o.tensors[0].Bytes() - o.fillSize
+			vk.CmdCopyBuffer(s.cmd, o.fillSrc.Buffer, a.Buffer, []vk.CopyRegion{{SrcOffset: 0, DstOffset: o.fillSize, Size: tail}})
+		}
 	case opBarrier:
 		b := o.barrier
 		vk.CmdPipelineBarrier(s.cmd, b.SrcStages, b.DstStages, b.SrcAccess, b.DstAccess, nil)
@@ -994,6 +1050,9 @@ func (s *Sequence) destroy() {
 		o.Release()
 	}
 	s.held, s.ops = nil, nil
+	for _, a := range s.patterns {
+		s.dev.Free(a)
+	}
 	if s.qpool != 0 {
 		s.dev.VK.DestroyQueryPool(s.qpool)
 	}
