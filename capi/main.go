@@ -630,6 +630,11 @@ func vkflow_dlpack_live() C.int64_t { return C.int64_t(dlpack.Live()) }
 
 //export vkflow_dlpack_import
 func vkflow_dlpack_import(h C.vkflow_manager, managed unsafe.Pointer, versioned C.int32_t, timeout C.int64_t, out *C.vkflow_tensor, copied *C.int32_t) C.int {
+	return vkflow_dlpack_import_copy(h, managed, versioned, C.int32_t(dlpack.CopyIfNeeded), timeout, out, copied)
+}
+
+//export vkflow_dlpack_import_copy
+func vkflow_dlpack_import_copy(h C.vkflow_manager, managed unsafe.Pointer, versioned, copyMode C.int32_t, timeout C.int64_t, out *C.vkflow_tensor, copied *C.int32_t) C.int {
 	mt := dlpack.FromPointer(managed, versioned != 0)
 	m, err := lookup[*vkflow.Manager](h, "Manager")
 	if err == nil && (out == nil || copied == nil) {
@@ -641,7 +646,7 @@ func vkflow_dlpack_import(h C.vkflow_manager, managed unsafe.Pointer, versioned 
 	}
 	ctx, cancel := timeoutCtx(timeout)
 	defer cancel()
-	t, wasCopied, err := dlpack.Import(ctx, m, mt)
+	t, wasCopied, err := dlpack.ImportCopy(ctx, m, mt, dlpack.CopyMode(copyMode))
 	if err != nil {
 		return fail(err)
 	}

@@ -127,6 +127,12 @@ int vkflow_dlpack_export(vkflow_tensor t, int32_t max_major, int32_t max_minor, 
  * has been called. *copied is 1 when the data was copied (not zero-copy). */
 int vkflow_dlpack_import(vkflow_manager m, void *managed, int32_t versioned, int64_t timeout_ns,
 			 vkflow_tensor *out, int32_t *copied);
+/* The same with a copy mode (as for export): 0 copy if needed, 1 always
+ * copy, 2 never copy (VKFLOW_ERR_UNSUPPORTED where host memory is not
+ * compact or its address not a multiple of the device's host import
+ * alignment, 64 bytes on lavapipe). */
+int vkflow_dlpack_import_copy(vkflow_manager m, void *managed, int32_t versioned, int32_t copy_mode,
+			      int64_t timeout_ns, vkflow_tensor *out, int32_t *copied);
 
 /* Exports whose deleter has not run yet, across all Managers. */
 int64_t vkflow_dlpack_live(void);

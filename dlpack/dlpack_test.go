@@ -434,7 +434,7 @@ func TestImportCPU(t *testing.T) {
 		want   []float32
 	}{
 		{"unaligned offset copies", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 1, shape: []int64{3}, strides: []int64{1}, data: f32bytes(1, 2, 3), dataOffset: 4}, true, []float32{1, 2, 3}},
-		{"16-byte offset, odd size: imports whole pages", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 1, shape: []int64{3}, data: f32bytes(1, 2, 3), dataOffset: 64}, false, []float32{1, 2, 3}},
+		{"64-byte offset, odd size: imports whole pages", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 1, shape: []int64{3}, data: f32bytes(1, 2, 3), dataOffset: 64}, false, []float32{1, 2, 3}},
 		{"byte_offset", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 1, shape: []int64{2}, strides: []int64{1}, data: f32bytes(9, 1, 2), byteOffset: 4}, true, []float32{1, 2}},
 		{"non-compact strides copy", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 2, shape: []int64{2, 2}, strides: []int64{1, 2}, data: f32bytes(1, 2, 3, 4)}, true, []float32{1, 3, 2, 4}},
 		{"every other element", foreign{dev: Device{CPU, 0}, dt: DataType{2, 32, 1}, ndim: 1, shape: []int64{3}, strides: []int64{2}, data: f32bytes(1, 0, 2, 0, 3)}, true, []float32{1, 2, 3}},

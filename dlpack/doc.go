@@ -63,7 +63,10 @@
 // with it; on failure the deleter has already run, as DLPack asks of a
 // consumer (an unknown major version included). kDLCPU memory is wrapped
 // without a copy through VK_EXT_external_memory_host when the data is
-// compact and aligned well enough, and copied otherwise (strided data
-// included); kDLVulkan memory must come from this device and becomes a
-// view.
+// compact and its address is a multiple of the device's HostImportAlignment
+// (64 bytes on lavapipe: the pages around the data are imported and the
+// buffer is bound at the data's offset, which must meet the buffer
+// alignment), and copied otherwise (strided data included); ImportCopy with
+// CopyNever refuses instead of copying. kDLVulkan memory must come from
+// this device and becomes a view.
 package dlpack

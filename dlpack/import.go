@@ -16,17 +16,26 @@ import (
 	"github.com/vkflow/vkflow/vk"
 )
 
-// Import makes a vkflow tensor of a DLPack managed tensor, and takes it
+// Import is ImportCopy with CopyIfNeeded.
+func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, copied bool, err error) {
+	return ImportCopy(ctx, o, m, CopyIfNeeded)
+}
+
+// ImportCopy makes a vkflow tensor of a DLPack managed tensor, and takes it
 // over in every case: on success the tensor calls the producer's deleter
 // exactly once, after it is closed and the GPU has finished using it; on
 // failure Import has already called the deleter.
 //
 //   - kDLCPU memory is imported without a copy through
-//     VK_EXT_external_memory_host when the device has it and the data is
-//     compact and suitably aligned (see core.ImportHost); otherwise it is
-//     copied into a new tensor, strided data included, and the deleter runs
-//     before Import returns. copied reports which happened. READ_ONLY
-//     memory becomes a read-only tensor unless it was copied.
+//     VK_EXT_external_memory_host when the device has it, the data is
+//     compact and its address is a multiple of the device's
+//     HostImportAlignment (64 bytes on lavapipe); otherwise it is copied
+//     into a new tensor, strided data included, and the deleter runs before
+//     Import returns. copied reports which happened. READ_ONLY memory
+//     becomes a read-only tensor unless it was copied. mode is the
+//     caller's request: CopyNever fails with ErrUnsupported where a copy
+//     would be needed, CopyAlways copies host memory even when it could be
+//     wrapped (and is ErrUnsupported for kDLVulkan).
 //   - kDLVulkan memory must be a VulkanBuffer of this Manager's VkDevice,
 //     compact, at byte_offset 0: the tensor is a view on that buffer. Import
 //     waits (bounded by ctx) for the buffer's ready point before it returns.
@@ -36,7 +45,7 @@ import (
 //
 // Import trusts what every DLPack consumer must trust: that ndim, shape,
 // strides and data describe memory the producer owns.
-func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, copied bool, err error) {
+func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (t *tensor.Tensor, copied bool, err error) {
 	if m.ptr == nil {
 		return nil, false, core.Invalid("dlpack: Import: nil managed tensor")
 	}
@@ -50,6 +59,9 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 	d, err := core.From(o)
 	if err != nil {
 		return nil, false, err
+	}
+	if mode < CopyIfNeeded || mode > CopyNever {
+		return nil, false, core.Invalid("dlpack: Import: unknown copy mode %d", mode)
 	}
 	readOnly := false
 	if m.versioned {
@@ -77,7 +89,8 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 			return nil, false, core.Invalid("dlpack: Import: NULL data for a %d-byte tensor", n)
 		}
 		p := unsafe.Add(dl.data, uintptr(dl.byte_offset))
-		if compact {
+		why := error(core.Unsupported("strided data"))
+		if compact && mode != CopyAlways {
 			a, ierr := d.ImportHost(p, n, usage)
 			if ierr == nil {
 				t, err := tensor.Adopt(d, a, dtype, shape, readOnly, release)
@@ -87,7 +100,13 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 				}
 				return t, false, nil
 			}
-			d.Log.Debug("vkflow: dlpack: host import not possible, copying", "reason", ierr)
+			why = ierr
+		}
+		if mode == CopyNever {
+			return nil, false, core.Unsupported("dlpack: Import: a copy is needed and the caller forbids it: %v", why)
+		}
+		if mode == CopyIfNeeded {
+			d.Log.Debug("vkflow: dlpack: host import not possible, copying", "reason", why)
 		}
 		t, err := tensor.New(d, dtype, shape)
 		if err != nil {
@@ -102,6 +121,9 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 	case Vulkan:
 		if dl.data == nil {
 			return nil, false, core.Invalid("dlpack: Import: NULL VulkanBuffer")
+		}
+		if mode == CopyAlways {
+			return nil, false, core.Unsupported("dlpack: Import: CopyAlways of a kDLVulkan tensor (import the view and copy it in a sequence)")
 		}
 		vb := (*VulkanBuffer)(dl.data)
 		if vb.Device != d.VK.Handle() || dev.ID != int32(d.Index) {

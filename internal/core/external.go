@@ -26,14 +26,38 @@ func View(buf vk.Buffer, size uint64, mem vk.DeviceMemory, offset uint64) *Alloc
 
 var pageSize = uint64(os.Getpagesize())
 
+// HostImportAlignment returns the alignment a host pointer needs for
+// ImportHost to wrap it without a copy, 0 without VK_EXT_external_memory_host.
+//
+// The rule: when minImportedHostPointerAlignment (A) is at most the page
+// size, ImportHost imports the A-aligned range around the data and binds
+// the buffer at the data's offset in it, so the pointer must be aligned to
+// the lower of A and the buffer's own alignment (its memory requirements'
+// alignment and minStorageBufferOffsetAlignment): 64 bytes on lavapipe,
+// where A is 4096 but buffers need 64. With a larger A, the pointer (and
+// the size) must be multiples of A.
+func (d *Device) HostImportAlignment() uint64 {
+	if !d.HostImport {
+		return 0
+	}
+	a := d.Info.Limits.MinImportedHostPointerAlignment
+	if a > pageSize {
+		return a
+	}
+	buf, err := d.VK.CreateHostImportBuffer(pageSize, vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst, d.families...)
+	if err != nil {
+		return a
+	}
+	need := max(d.VK.BufferMemoryRequirements(buf).Alignment, d.Info.Limits.MinStorageBufferOffsetAlignment, 1)
+	d.VK.DestroyBuffer(buf)
+	return min(need, a)
+}
+
 // ImportHost wraps size bytes of host memory at p in a buffer without a
 // copy (VK_EXT_external_memory_host). The memory must stay allocated until
-// the allocation is freed. When the import alignment is at most the page
-// size, the whole pages around [p, p+size) are imported and the buffer is
-// bound at p's offset in them, which needs that offset to meet the buffer's
-// alignment; with a larger import alignment p and size must meet it. It
-// returns ErrUnsupported when the memory cannot be imported, so the caller
-// can copy instead.
+// the allocation is freed. p must meet HostImportAlignment. It returns
+// ErrUnsupported when the memory cannot be imported, so the caller can copy
+// instead.
 func (d *Device) ImportHost(p unsafe.Pointer, size uint64, usage uint32) (*Allocation, error) {
 	align := d.Info.Limits.MinImportedHostPointerAlignment
 	if !d.HostImport {

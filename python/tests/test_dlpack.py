@@ -418,6 +418,29 @@ class TestImport(VkflowTest):
         np.testing.assert_array_equal(t.read(), orig + 1)
         np.testing.assert_array_equal(arr, orig if t.imported_copy else orig + 1)
 
+    def test_host_import_alignment(self):
+        """Zero-copy needs a 64-byte-aligned address on lavapipe (not 16);
+        otherwise a copy, or BufferError with copy=False."""
+        n = 256
+        for offset, zero_copy in ((0, True), (64, True), (16, False), (32, False), (4, False)):
+            with self.subTest(offset=offset):
+                arr = aligned_bytes(n * 4, offset=offset).view(np.float32)
+                arr[:] = np.arange(n, dtype=np.float32)
+                t = vkflow.from_dlpack(arr, self.mgr)
+                self.assertIs(t.imported_copy, not zero_copy)
+                np.testing.assert_array_equal(t.read(), arr)
+                t.close()
+                if zero_copy:
+                    t = vkflow.from_dlpack(arr, self.mgr, copy=False)
+                    self.assertIs(t.imported_copy, False)
+                    t.close()
+                    t = vkflow.from_dlpack(arr, self.mgr, copy=True)
+                    self.assertIs(t.imported_copy, True)
+                    t.close()
+                else:
+                    with self.assertRaises(BufferError):
+                        vkflow.from_dlpack(arr, self.mgr, copy=False)
+
     def test_numpy_noncontiguous_import_copies(self):
         base = np.arange(64, dtype=np.float32)
         arr = base[::2]

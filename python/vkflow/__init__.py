@@ -48,8 +48,9 @@ DLPack, import (``from_dlpack(x, manager)``): ``x`` is an object with
 library takes it over; the result's ``imported_copy`` tells whether the data
 was copied (False: the tensor aliases the producer's memory). Compact host
 memory is imported zero-copy where the device can import it: the pages around
-the data are imported, so the data itself needs only the buffer alignment
-(16 bytes on lavapipe); strided or unaligned data is copied.
+the data are imported, so the data's address must be a multiple of the
+device's host import alignment (the buffer alignment, 64 bytes on lavapipe);
+strided or unaligned data is copied, or refused with ``copy=False``.
 
 Errors: the library's negative codes become ``ValueError`` (invalid argument),
 ``ClosedError`` (use after close), ``UnsupportedError`` (``BufferError`` from
@@ -653,7 +654,7 @@ def _consume(capsule):
     return ptr, versioned
 
 
-def from_dlpack(x, manager):
+def from_dlpack(x, manager, copy=None):
     """Imports ``x`` into ``manager`` through DLPack and returns a Tensor.
 
     ``x`` is an object with ``__dlpack__`` (asked for a versioned capsule,
@@ -662,8 +663,15 @@ def from_dlpack(x, manager):
     ``tensor.imported_copy`` is False when the tensor aliases the producer's
     memory (writes by GPU work show in the producer's array) and True when
     the data was copied. Raises BufferError when the library cannot import
-    the tensor (its device, dtype or layout).
+    the tensor (its device, dtype or layout). ``copy``: None copies only
+    when needed, True always copies host memory, False raises BufferError
+    when a copy would be needed (strided data, or an address that is not a
+    multiple of the device's host import alignment, 64 bytes on lavapipe).
     """
+    copy_mode = {None: _lib.COPY_IF_NEEDED, True: _lib.COPY_ALWAYS,
+                 False: _lib.COPY_NEVER}.get(copy)
+    if copy_mode is None:
+        raise ValueError("from_dlpack: copy must be None, True or False")
     if not isinstance(manager, Manager):
         raise TypeError("from_dlpack: manager must be a vkflow.Manager, not %s"
                         % type(manager).__name__)
@@ -679,6 +687,7 @@ def from_dlpack(x, manager):
     # From here the library owns the managed tensor: it calls the deleter
     # even when the import fails.
     out, copied = c_uint64(), c_int32()
-    _check(_lib.lib().dlpack_import(mh, ptr, 1 if versioned else 0, _ns(DLPACK_TIMEOUT),
-                                    byref(out), byref(copied)), buffer_error=True)
+    _check(_lib.lib().dlpack_import_copy(mh, ptr, 1 if versioned else 0, copy_mode,
+                                         _ns(DLPACK_TIMEOUT), byref(out), byref(copied)),
+           buffer_error=True)
     return Tensor._wrap(manager, out.value, imported_copy=bool(copied.value))

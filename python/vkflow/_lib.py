@@ -84,6 +84,8 @@ _PROTOTYPES = {
     "vkflow_dlpack_export": (c_int, (c_uint64, c_int32, c_int32, c_int32, c_int32, c_int32,
                                      c_uint64, c_uint64, c_int64, POINTER(c_void_p), _p_i32)),
     "vkflow_dlpack_import": (c_int, (c_uint64, c_void_p, c_int32, c_int64, _p_u64, _p_i32)),
+    "vkflow_dlpack_import_copy": (c_int, (c_uint64, c_void_p, c_int32, c_int32, c_int64, _p_u64,
+                                          _p_i32)),
     "vkflow_dlpack_live": (c_int64, ()),
     # The names are static C strings: keep them as addresses (c_void_p),
     # never as Python bytes, because PyCapsule stores the pointer.
