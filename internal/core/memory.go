@@ -74,6 +74,11 @@ type block struct {
 	free     []span // sorted by offset, coalesced
 	used     uint64
 	dedicate bool
+	// zbuf covers the whole block for zero fills (zero.go); 0 for memory
+	// cleared on the host. dirty lists free bytes not known to be zero,
+	// sorted and coalesced.
+	zbuf  vk.Buffer
+	dirty []span
 }
 
 // allocator sub-allocates buffers from large blocks, one list per memory
@@ -83,6 +88,7 @@ type allocator struct {
 	dev    *Device
 	mu     sync.Mutex
 	blocks map[uint32][]*block
+	z      zeroer
 	// counters, for tests and benchmarks
 	vkAllocs int
 	live     int
@@ -99,6 +105,11 @@ type MemStats struct {
 	Allocations int // buffers alive
 	TotalAllocs int // vkAllocateMemory calls so far
 	BlockBytes  uint64
+	// New buffers are zeroed: by GPU fills (one submit zeroing every dirty
+	// range of a block) or on the host for mapped memory.
+	ZeroFills     int    // fill submits so far
+	ZeroFillBytes uint64 // bytes they zeroed
+	HostClears    int    // buffers cleared on the host so far
 }
 
 // MemStats returns the allocator's counters.
@@ -106,7 +117,7 @@ func (d *Device) MemStats() MemStats {
 	m := &d.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := MemStats{Allocations: m.live, TotalAllocs: m.vkAllocs}
+	s := MemStats{Allocations: m.live, TotalAllocs: m.vkAllocs, ZeroFills: m.z.fills, ZeroFillBytes: m.z.fillBytes, HostClears: m.z.hostClears}
 	for _, bs := range m.blocks {
 		s.Blocks += len(bs)
 		for _, b := range bs {
@@ -227,6 +238,12 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	if a.block.mapped != nil && kind != MemStorage && !(kind == MemDevice && d.Staged) {
 		a.Mapped = unsafe.Add(a.block.mapped, a.offset)
 	}
+	// Every new buffer reads as zero, whatever its kind (zero.go).
+	if err := d.mem.zero(a); err != nil {
+		d.VK.DestroyBuffer(buf)
+		d.mem.release(a)
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -264,13 +281,17 @@ func (m *allocator) alloc(typeIdx, flags uint32, size, align uint64) (*Allocatio
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if size <= blockSize/2 {
-		for _, b := range m.blocks[typeIdx] {
-			if b.dedicate {
-				continue
-			}
-			if off, ok := b.take(size, align); ok {
-				m.live++
-				return &Allocation{block: b, offset: off, span: size}, nil
+		// Clean bytes first, so that zero fills batch many freed spans.
+		for pass := 0; pass < 2; pass++ {
+			for _, b := range m.blocks[typeIdx] {
+				clean := pass == 0 && b.zbuf != 0
+				if b.dedicate || (pass == 1 && b.zbuf == 0) {
+					continue
+				}
+				if off, ok := b.take(size, align, clean); ok {
+					m.live++
+					return &Allocation{block: b, offset: off, span: size}, nil
+				}
 			}
 		}
 	}
@@ -284,7 +305,7 @@ func (m *allocator) alloc(typeIdx, flags uint32, size, align uint64) (*Allocatio
 		return nil, err
 	}
 	b.dedicate = dedicate
-	off, ok := b.take(size, align)
+	off, ok := b.take(size, align, false)
 	if !ok {
 		return nil, fmt.Errorf("vkflow: allocator: fresh block of %d bytes cannot hold %d", bsize, size)
 	}
@@ -306,32 +327,58 @@ func (m *allocator) newBlock(typeIdx, flags uint32, size uint64) (*block, error)
 		}
 		b.mapped = p
 	}
+	if m.gpuZeroed(b.mapped) {
+		if err := m.addZeroBuffer(b); err != nil {
+			if b.mapped != nil {
+				m.dev.VK.UnmapMemory(mem)
+			}
+			m.dev.VK.FreeMemory(mem)
+			return nil, err
+		}
+	}
 	m.vkAllocs++
 	m.blocks[typeIdx] = append(m.blocks[typeIdx], b)
 	return b, nil
 }
 
 // take carves size bytes aligned to align from the first free span that
-// fits.
-func (b *block) take(size, align uint64) (uint64, bool) {
+// fits; with clean, only from bytes not marked dirty.
+func (b *block) take(size, align uint64, clean bool) (uint64, bool) {
 	for i, s := range b.free {
-		off := alignUp(s.off, align)
-		if off+size > s.off+s.size {
-			continue
+		lo, end := s.off, s.off+s.size
+		d := sort.Search(len(b.dirty), func(k int) bool { return b.dirty[k].off+b.dirty[k].size > lo })
+		for lo < end {
+			hi := end
+			if clean && d < len(b.dirty) && b.dirty[d].off < end {
+				hi = max(lo, b.dirty[d].off)
+			}
+			if off := alignUp(lo, align); off+size <= hi {
+				b.carve(i, off, size)
+				return off, true
+			}
+			if !clean || d >= len(b.dirty) || b.dirty[d].off >= end {
+				break
+			}
+			lo = b.dirty[d].off + b.dirty[d].size
+			d++
 		}
-		end := s.off + s.size
-		var repl []span
-		if off > s.off {
-			repl = append(repl, span{s.off, off - s.off})
-		}
-		if off+size < end {
-			repl = append(repl, span{off + size, end - off - size})
-		}
-		b.free = append(b.free[:i], append(repl, b.free[i+1:]...)...)
-		b.used += size
-		return off, true
 	}
 	return 0, false
+}
+
+// carve takes [off, off+size) out of free span i.
+func (b *block) carve(i int, off, size uint64) {
+	s := b.free[i]
+	end := s.off + s.size
+	var repl []span
+	if off > s.off {
+		repl = append(repl, span{s.off, off - s.off})
+	}
+	if off+size < end {
+		repl = append(repl, span{off + size, end - off - size})
+	}
+	b.free = append(b.free[:i], append(repl, b.free[i+1:]...)...)
+	b.used += size
 }
 
 // give returns a span and coalesces neighbours.
@@ -356,6 +403,9 @@ func (m *allocator) release(a *Allocation) {
 	defer m.mu.Unlock()
 	b := a.block
 	b.give(a.offset, a.span)
+	if b.zbuf != 0 {
+		b.dirty = addSpan(b.dirty, a.offset, a.span)
+	}
 	m.live--
 	if b.used != 0 {
 		return
@@ -383,6 +433,9 @@ func (m *allocator) release(a *Allocation) {
 }
 
 func (m *allocator) freeBlock(b *block) {
+	if b.zbuf != 0 {
+		m.dev.VK.DestroyBuffer(b.zbuf)
+	}
 	if b.mapped != nil {
 		m.dev.VK.UnmapMemory(b.mem)
 	}
@@ -398,4 +451,5 @@ func (m *allocator) destroy() {
 		}
 		delete(m.blocks, t)
 	}
+	m.destroyZeroer()
 }

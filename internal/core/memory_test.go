@@ -23,7 +23,7 @@ func TestBlockTakeGive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &block{size: 1024, free: []span{{0, 1024}}}
 			for i, tk := range tt.take {
-				off, ok := b.take(tk[0], tk[1])
+				off, ok := b.take(tk[0], tk[1], false)
 				if i == tt.fails {
 					assert.False(t, ok)
 					continue
@@ -52,7 +52,7 @@ func TestBlockRandomCoalesces(t *testing.T) {
 		}
 		size := uint64(1 + r.IntN(8192))
 		align := uint64(1) << r.IntN(9)
-		if off, ok := b.take(size, align); ok {
+		if off, ok := b.take(size, align, false); ok {
 			require.Zero(t, off%align)
 			for _, h := range held {
 				require.False(t, off < h.off+h.size && h.off < off+size, "overlap")
