@@ -65,3 +65,4 @@ fuzz: deps
 bench: deps
 	bench/run.sh
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
+	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3
