@@ -7,11 +7,21 @@
 // device's one staging ring), Host (host-visible, coherent) or Storage
 // (GPU only).
 //
+// Every new tensor reads as zero, whatever its kind: mapped memory is
+// cleared on the host, other memory by GPU fills that zero all freed ranges
+// of a memory block in one submit. A shape of [] is a 0-d tensor: a scalar
+// of one element. Sizes are checked before anything is allocated: an
+// overflowing shape or one over MaxBytes is ErrInvalid.
+//
 // Host access: the typed accessors (Float32s, Int32s, ...) return a slice
 // that aliases the mapped memory when Mapped() is true — writes through it
 // change the tensor, and it is valid until Close — and a copy otherwise.
 // Write copies host data in. Reading results of GPU work requires that work
 // to be complete (and, within a sequence, a SyncLocal).
+//
+// The accessors, Write, ReadBytes and WriteBytes may run concurrently with
+// Close: each holds a reference for its duration, so the buffer is freed
+// only after it returns; once the tensor is closed they return ErrClosed.
 //
 // Ownership: the Manager owns every tensor; Close is idempotent; a tensor
 // recorded in a sequence stays alive until the sequence lets go of it and
