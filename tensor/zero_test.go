@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,46 @@ func TestNewTensorsAreZero(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Goroutines creating, writing and closing tensors at once (GPU zeroing
+// forced by StagedDeviceMemory) each see only zeros in a new tensor.
+func TestNewTensorsAreZeroConcurrently(t *testing.T) {
+	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory())
+	const n, workers, iters = 256 << 10, 4, 25
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ctx := context.Background()
+			s, err := sequence.New(m, 0)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer s.Close()
+			for i := 0; i < iters; i++ {
+				x, err := tensor.New(m, tensor.Uint32, []int{n - 64*w - i}, tensor.In(tensor.Storage))
+				if !assert.NoError(t, err) {
+					return
+				}
+				hv, err := tensor.New(m, tensor.Uint32, x.Shape(), tensor.In(tensor.Host))
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, s.Clear())
+				assert.NoError(t, s.Copy(x, hv).SyncLocal(hv).Fill(x, uint32(w+1)).Eval(ctx))
+				got, err := hv.Uint32s()
+				assert.NoError(t, err)
+				assert.Zero(t, nonZero(got), "worker %d iteration %d", w, i)
+				assert.NoError(t, s.Clear())
+				assert.NoError(t, x.Close())
+				assert.NoError(t, hv.Close())
+			}
+		}(w)
+	}
+	wg.Wait()
+	st := m.MemStats()
+	t.Logf("%+v", st)
+	assert.Greater(t, st.ZeroFills, 1, "allocations landed on freed bytes")
 }
