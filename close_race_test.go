@@ -99,11 +99,13 @@ var raceWorkers = map[string]func(ctx context.Context, m *vkflow.Manager) error{
 		}
 		seq.Fill(x, float32(1))
 		for v := uint64(0); ; v += 2 {
-			p := seq.Submit(ctx, sequence.Wait(tl, v+1), sequence.Signal(tl, v+2))
-			if err := p.Err(); err != nil {
+			// The host signal comes first: a submit held back when Close
+			// starts would be reported as never submitted.
+			if err := tl.Signal(v + 1); err != nil {
 				return err
 			}
-			if err := tl.Signal(v + 1); err != nil {
+			p := seq.Submit(ctx, sequence.Wait(tl, v+1), sequence.Signal(tl, v+2))
+			if err := p.Err(); err != nil {
 				return err
 			}
 			if err := p.Wait(ctx); err != nil {

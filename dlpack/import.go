@@ -47,10 +47,11 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 			release()
 		}
 	}()
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, false, err
 	}
+	defer d.Exit()
 	readOnly := false
 	if m.versioned {
 		v := (*C.DLManagedTensorVersioned)(m.ptr)

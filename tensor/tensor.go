@@ -89,10 +89,11 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 // needs in storage buffers (8-bit and 16-bit storage, shaderFloat64,
 // shaderInt64).
 func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Exit()
 	if !dtype.Valid() {
 		return nil, core.Invalid("unknown dtype %v", dtype)
 	}
@@ -122,7 +123,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 		return nil, err
 	}
 	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n}
-	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, t.Close); err != nil {
+	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, nil); err != nil {
 		d.Free(a)
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 			release()
 		}
 	}
-	if err := t.obj.Init(d, core.KindTensor, destroy, t.Close); err != nil {
+	if err := t.obj.Init(d, core.KindTensor, destroy, nil); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -199,6 +200,10 @@ func Write[T Elem](t *Tensor, data []T) error {
 }
 
 func (t *Tensor) writeBytes(src []byte) error {
+	if err := t.enter(); err != nil {
+		return err
+	}
+	defer t.dev.Exit()
 	a := t.alloc
 	switch {
 	case a.Mapped != nil:
@@ -209,6 +214,19 @@ func (t *Tensor) writeBytes(src []byte) error {
 	default:
 		return t.dev.Upload(a, 0, src)
 	}
+}
+
+// enter enters the device's gate for host access to t's memory, which
+// Manager.Close then cannot free meanwhile. The caller must Exit.
+func (t *Tensor) enter() error {
+	if err := t.dev.Enter(); err != nil {
+		return err
+	}
+	if t.obj.Closed() {
+		t.dev.Exit()
+		return core.Closed("tensor")
+	}
+	return nil
 }
 
 // check validates t for host access as dtype want.
@@ -317,6 +335,10 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 	if uint64(len(dst)) != t.Bytes() {
 		return core.Invalid("ReadBytes: %d bytes from a tensor of %d", len(dst), t.Bytes())
 	}
+	if err := t.enter(); err != nil {
+		return err
+	}
+	defer t.dev.Exit()
 	a := t.alloc
 	switch {
 	case a.Mapped != nil:

@@ -198,6 +198,10 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	if size == 0 {
 		return nil, Invalid("zero-size buffer")
 	}
+	if err := d.Enter(); err != nil {
+		return nil, err
+	}
+	defer d.Exit()
 	buf, err := d.VK.CreateBuffer(size, usage, d.families...)
 	if err != nil {
 		return nil, err
@@ -248,6 +252,10 @@ func (d *Device) Flush(a *Allocation) error {
 	if a.Mapped == nil || a.Coherent() {
 		return nil
 	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	return d.VK.FlushMemory(a.block.mem, a.offset, a.span)
 }
 
@@ -257,6 +265,10 @@ func (d *Device) Invalidate(a *Allocation) error {
 	if a.Mapped == nil || a.Coherent() {
 		return nil
 	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	return d.VK.InvalidateMemory(a.block.mem, a.offset, a.span)
 }
 
