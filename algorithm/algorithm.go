@@ -195,7 +195,7 @@ func New(o Owner, code []byte, tensors []*tensor.Tensor, opts ...Option) (*Algor
 	a := &Algorithm{dev: d, mod: mod, local: local, groups: op.groups, items: op.items}
 	if err := a.build(code, specEntries, specData); err != nil {
 		a.destroy()
-		return nil, err
+		return nil, d.Check(err)
 	}
 	if err := a.obj.Init(d, core.KindAlgorithm, a.destroy, func() { a.bind(nil) }); err != nil {
 		a.destroy()

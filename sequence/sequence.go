@@ -746,7 +746,7 @@ func (s *Sequence) prepare() error {
 	}
 	if err := s.build(); err != nil {
 		s.releaseBuild()
-		return fmt.Errorf("sequence: %w", err)
+		return fmt.Errorf("sequence: %w", s.dev.Check(err))
 	}
 	s.built = true
 	return nil

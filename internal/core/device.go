@@ -179,9 +179,12 @@ func (d *Device) Queue(i int) (*Queue, error) {
 // deferDestroy destroys o now if the GPU is done with it, else later.
 // Once Close has started, the object waits for Close's (or the last
 // Unpin's) collect, which runs when no other call can touch the device.
+// After device loss the recorded uses say nothing about what the GPU still
+// runs (an aborted wait records none), so everything waits for Close,
+// which idles the device first.
 func (d *Device) deferDestroy(o *Object) {
 	if d.enter() {
-		idle := o.idle()
+		idle := !d.lost.Load() && o.idle()
 		if idle {
 			o.destroy()
 		}
@@ -201,6 +204,9 @@ func (d *Device) deferDestroy(o *Object) {
 // releases its tensors), which may be deferred in turn: it repeats until a
 // pass destroys nothing.
 func (d *Device) collect() {
+	if d.lost.Load() && !d.closed.Load() {
+		return // see deferDestroy
+	}
 	for d.gcLen.Load() != 0 {
 		d.gcMu.Lock()
 		keep := d.garbage[:0]

@@ -92,6 +92,10 @@ func (d *Device) Lost() error {
 	return fmt.Errorf("vkflow: the device was lost earlier (%w)", d.lostErr)
 }
 
+// Check notes device loss in err, for vkflow's packages that make Vulkan
+// calls of their own, and returns err unchanged.
+func (d *Device) Check(err error) error { return d.check(err) }
+
 // check notes device loss in err and returns err unchanged: after
 // VK_ERROR_DEVICE_LOST every later call fails with ErrDeviceLost.
 func (d *Device) check(err error) error {

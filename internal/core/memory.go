@@ -204,7 +204,7 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	defer d.Exit()
 	buf, err := d.VK.CreateBuffer(size, usage, d.families...)
 	if err != nil {
-		return nil, err
+		return nil, d.check(err)
 	}
 	req := d.VK.BufferMemoryRequirements(buf)
 	typeIdx, flags, ok := d.chooseType(kind, req.TypeBits)
@@ -220,13 +220,13 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	a, err := d.mem.alloc(typeIdx, flags, need, align)
 	if err != nil {
 		d.VK.DestroyBuffer(buf)
-		return nil, err
+		return nil, d.check(err)
 	}
 	a.Buffer, a.Size, a.Kind = buf, size, kind
 	if err := d.VK.BindBufferMemory(buf, a.block.mem, a.offset); err != nil {
 		d.mem.release(a)
 		d.VK.DestroyBuffer(buf)
-		return nil, err
+		return nil, d.check(err)
 	}
 	if a.block.mapped != nil && kind != MemStorage && !(kind == MemDevice && d.Staged) {
 		a.Mapped = unsafe.Add(a.block.mapped, a.offset)
