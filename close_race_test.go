@@ -116,6 +116,18 @@ var raceWorkers = map[string]func(ctx context.Context, m *vkflow.Manager) error{
 			}
 		}
 	},
+	// A host wait for a value nobody signals ends with ErrClosed: waits
+	// must not keep Close from proceeding.
+	"hostwait": func(ctx context.Context, m *vkflow.Manager) error {
+		tl, err := timeline.New(m, 0)
+		if err != nil {
+			return err
+		}
+		if err := tl.Wait(ctx, 1); err != nil {
+			return err
+		}
+		return errors.New("the wait returned nil, but nothing signalled")
+	},
 	"algorithm": func(ctx context.Context, m *vkflow.Manager) error {
 		for {
 			a, err := tensor.New(m, tensor.Float32, []int{16})

@@ -45,6 +45,12 @@ func faultWorkload(m *vkflow.Manager, c *closer) error {
 		}
 		c.add(t)
 	}
+	// Over half a block: a dedicated allocation.
+	big, err := tensor.New(m, tensor.Float32, []int{9 << 20}, tensor.In(tensor.Host))
+	if err != nil {
+		return err
+	}
+	c.add(big)
 	a, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
 	if err != nil {
 		return err
