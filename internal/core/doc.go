@@ -21,7 +21,6 @@
 //   - the lost state: VK_ERROR_DEVICE_LOST from any call seen here makes
 //     every later Enter fail with ErrDeviceLost.
 //
-// Imports: vk and internal/fault (through vk) only, plus the standard
-// library. The public packages import
+// Imports: vk only, plus the standard library. The public packages import
 // core; core imports none of them.
 package core
