@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/dlpack"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
@@ -93,7 +94,7 @@ var raceWorkers = map[string]func(ctx context.Context, m *vkflow.Manager) error{
 		if err != nil {
 			return err
 		}
-		seq, err := sequence.New(m, 0)
+		seq, err := sequence.New(m, len(m.Queues())-1)
 		if err != nil {
 			return err
 		}
@@ -128,6 +129,23 @@ var raceWorkers = map[string]func(ctx context.Context, m *vkflow.Manager) error{
 		}
 		return errors.New("the wait returned nil, but nothing signalled")
 	},
+	// DLPack exports pin the device; the last deleter after Close destroys
+	// it.
+	"dlpack": func(ctx context.Context, m *vkflow.Manager) error {
+		for {
+			t, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
+			if err != nil {
+				return err
+			}
+			exp, err := dlpack.Export(ctx, t, dlpack.Options{})
+			if err != nil {
+				return err
+			}
+			t.Close()
+			time.Sleep(time.Millisecond)
+			exp.Delete()
+		}
+	},
 	"algorithm": func(ctx context.Context, m *vkflow.Manager) error {
 		for {
 			a, err := tensor.New(m, tensor.Float32, []int{16})
@@ -160,6 +178,9 @@ func TestCloseRace(t *testing.T) {
 			var opts []vkflow.Option
 			if it%2 == 1 {
 				opts = append(opts, vkflow.WithStagedDeviceMemory())
+			}
+			if it%3 == 2 {
+				opts = append(opts, vkflow.WithQueues(2, true))
 			}
 			m, _ := testutil.Manager(t, opts...)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
