@@ -13,7 +13,7 @@ var (
 	ErrPending     = core.ErrPending     // the object is in use by pending GPU work
 	ErrNoDevice    = errNoDevice         // no usable Vulkan device
 
-	ErrDeviceLost        = vk.ErrDeviceLost
+	ErrDeviceLost        = core.ErrDeviceLost // sticky: see Manager.Close
 	ErrOutOfDeviceMemory = vk.ErrOutOfDeviceMemory
 	ErrOutOfHostMemory   = vk.ErrOutOfHostMemory
 	ErrTimeout           = vk.ErrTimeout

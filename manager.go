@@ -300,6 +300,12 @@ func (m *Manager) MemStats() core.MemStats { return m.dev.MemStats() }
 // Memory exported through DLPack outlives Close: the tensors are closed,
 // but their memory, the device and the instance are destroyed when the
 // last export's deleter has run.
+//
+// Close is safe to call while other goroutines use the Manager: calls
+// already inside finish first (a blocked wait gives up within 50ms), and
+// every later call returns ErrClosed. After a device loss (ErrDeviceLost,
+// which every call returns once any call met it) Close idles the device
+// and frees everything.
 func (m *Manager) Close() error {
 	m.closeMu.Lock()
 	if m.closed {

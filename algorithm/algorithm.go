@@ -150,10 +150,11 @@ const setsPerPool = 64
 // New builds an algorithm from SPIR-V bytes, bound to tensors at set 0,
 // bindings 0..len(tensors)-1.
 func New(o Owner, code []byte, tensors []*tensor.Tensor, opts ...Option) (*Algorithm, error) {
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Exit()
 	mod, err := spirv.Reflect(code)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", core.ErrInvalid, err)
@@ -194,9 +195,9 @@ func New(o Owner, code []byte, tensors []*tensor.Tensor, opts ...Option) (*Algor
 	a := &Algorithm{dev: d, mod: mod, local: local, groups: op.groups, items: op.items}
 	if err := a.build(code, specEntries, specData); err != nil {
 		a.destroy()
-		return nil, err
+		return nil, d.Check(err)
 	}
-	if err := a.obj.Init(d, core.KindAlgorithm, a.destroy, a.Close); err != nil {
+	if err := a.obj.Init(d, core.KindAlgorithm, a.destroy, func() { a.bind(nil) }); err != nil {
 		a.destroy()
 		return nil, err
 	}
@@ -306,6 +307,10 @@ func (a *Algorithm) Bind(ts ...*tensor.Tensor) error {
 	if err := checkTensors(a.dev, ts); err != nil {
 		return err
 	}
+	if err := a.dev.Enter(); err != nil {
+		return err
+	}
+	defer a.dev.Exit()
 	a.bind(ts)
 	return nil
 }
@@ -443,9 +448,7 @@ func (a *Algorithm) Close() error {
 	if a == nil {
 		return nil
 	}
-	if a.obj.Close() {
-		a.bind(nil)
-	}
+	a.obj.Close() // releases the tensors (onClose)
 	return nil
 }
 

@@ -83,7 +83,7 @@ func vkflowGoDLPackDeleted(p unsafe.Pointer) {
 		// released point, without blocking the caller's thread.
 		sem, v := e.vb.ReleasedSemaphore, e.vb.ReleasedValue
 		go func() {
-			if err := e.dev.WaitSemaphore(context.Background(), sem, v); err != nil {
+			if err := e.dev.WaitPinned(context.Background(), sem, v); err != nil {
 				e.dev.Log.Error("vkflow: dlpack: waiting for the consumer's released point failed; leaking the export", "err", err)
 				return
 			}

@@ -56,10 +56,11 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 			release()
 		}
 	}()
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, false, err
 	}
+	defer d.Exit()
 	if mode < CopyIfNeeded || mode > CopyNever {
 		return nil, false, core.Invalid("dlpack: Import: unknown copy mode %d", mode)
 	}

@@ -131,10 +131,11 @@ type access struct {
 
 // New creates a sequence on logical queue index queue of the Manager.
 func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Exit()
 	q, err := d.Queue(queue)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
 		d.VK.DestroyCommandPool(s.pool)
 		return nil, err
 	}
-	if err := s.obj.Init(d, core.KindSequence, s.destroy, s.Close); err != nil {
+	if err := s.obj.Init(d, core.KindSequence, s.destroy, nil); err != nil {
 		d.VK.DestroyCommandPool(s.pool)
 		return nil, err
 	}
@@ -442,6 +443,10 @@ func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
 
 // Clear drops every recorded operation and the references they hold.
 func (s *Sequence) Clear() error {
+	if err := s.dev.Enter(); err != nil {
+		return err
+	}
+	defer s.dev.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.obj.Closed() {
@@ -467,6 +472,10 @@ func (s *Sequence) Clear() error {
 // (after algorithm.Bind) and rebuilds the command buffer at the next
 // submit.
 func (s *Sequence) Rerecord() error {
+	if err := s.dev.Enter(); err != nil {
+		return err
+	}
+	defer s.dev.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.obj.Closed() {
@@ -591,6 +600,10 @@ func (s *Sequence) Eval(ctx context.Context) error { return s.EvalAsync().Wait(c
 // EvalAsync submits the sequence and returns at once. In steady state
 // (already built) it allocates nothing.
 func (s *Sequence) EvalAsync() Pending {
+	if err := s.dev.Enter(); err != nil {
+		return Pending{err: err}
+	}
+	defer s.dev.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.prepare(); err != nil {
@@ -675,6 +688,10 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	if err := ctx.Err(); err != nil {
 		return Pending{err: err}
 	}
+	if err := s.dev.Enter(); err != nil {
+		return Pending{err: err}
+	}
+	defer s.dev.Exit()
 	var o submitOpts
 	for _, f := range opts {
 		if f == nil {
@@ -773,7 +790,7 @@ func (s *Sequence) prepare() error {
 	}
 	if err := s.build(); err != nil {
 		s.releaseBuild()
-		return fmt.Errorf("sequence: %w", err)
+		return fmt.Errorf("sequence: %w", s.dev.Check(err))
 	}
 	s.built = true
 	return nil
@@ -1011,6 +1028,10 @@ func (s *Sequence) Timestamps() ([]time.Duration, error) {
 	if s.last == 0 || !s.q.Done(s.last) {
 		return nil, fmt.Errorf("sequence: Timestamps: %w", core.ErrPending)
 	}
+	if err := s.dev.Enter(); err != nil {
+		return nil, err
+	}
+	defer s.dev.Exit()
 	raw := make([]uint64, len(s.ops)+1)
 	if err := s.dev.VK.QueryResults64(s.qpool, 0, raw); err != nil {
 		return nil, err

@@ -39,17 +39,28 @@ type Tensor struct {
 	mapped   bool   // alloc.Mapped != nil at creation
 }
 
-// acquire takes a reference for a host access, so that Close cannot free
-// the buffer while it runs; release with t.obj.Release. It fails with
-// ErrClosed once the tensor or its Manager is closed.
+// acquire enters the device's gate and takes a reference for a host
+// access, so that neither Close nor Manager.Close can free the buffer while
+// it runs; release with t.release. It fails with ErrClosed once the tensor
+// or its Manager is closed.
 func (t *Tensor) acquire() error {
 	if t == nil {
 		return core.Invalid("nil tensor")
 	}
+	if err := t.dev.Enter(); err != nil {
+		return err
+	}
 	if !t.obj.TryAcquire() {
+		t.dev.Exit()
 		return core.Closed("tensor")
 	}
 	return nil
+}
+
+// release drops what acquire took.
+func (t *Tensor) release() {
+	t.obj.Release()
+	t.dev.Exit()
 }
 
 // Option configures New.
@@ -132,10 +143,11 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 // needs in storage buffers (8-bit and 16-bit storage, shaderFloat64,
 // shaderInt64).
 func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Exit()
 	if !dtype.Valid() {
 		return nil, core.Invalid("unknown dtype %v", dtype)
 	}
@@ -165,7 +177,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 		return nil, err
 	}
 	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: a.Mapped != nil}
-	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, t.Close); err != nil {
+	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, nil); err != nil {
 		d.Free(a)
 		return nil, err
 	}
@@ -196,7 +208,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 			release()
 		}
 	}
-	if err := t.obj.Init(d, core.KindTensor, destroy, t.Close); err != nil {
+	if err := t.obj.Init(d, core.KindTensor, destroy, nil); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -225,7 +237,7 @@ func Write[T Elem](t *Tensor, data []T) error {
 	if err := t.check(DtypeOf[T]()); err != nil {
 		return err
 	}
-	defer t.obj.Release()
+	defer t.release()
 	if len(data) != t.n {
 		return core.Invalid("Write: %d elements into a tensor of %d", len(data), t.n)
 	}
@@ -262,7 +274,7 @@ func (t *Tensor) check(want Dtype) error {
 		err = core.Invalid("Storage tensors have no host access")
 	}
 	if err != nil {
-		t.obj.Release()
+		t.release()
 	}
 	return err
 }
@@ -273,7 +285,7 @@ func view[T Elem](t *Tensor) ([]T, error) {
 	if err := t.check(DtypeOf[T]()); err != nil {
 		return nil, err
 	}
-	defer t.obj.Release()
+	defer t.release()
 	a := t.alloc
 	if a.Mapped != nil {
 		if err := t.dev.Invalidate(a); err != nil {
@@ -342,7 +354,7 @@ func (t *Tensor) WriteBytes(src []byte) error {
 	if err := t.acquire(); err != nil {
 		return err
 	}
-	defer t.obj.Release()
+	defer t.release()
 	if uint64(len(src)) != t.Bytes() {
 		return core.Invalid("WriteBytes: %d bytes into a tensor of %d", len(src), t.Bytes())
 	}
@@ -362,7 +374,7 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 	if err := t.acquire(); err != nil {
 		return err
 	}
-	defer t.obj.Release()
+	defer t.release()
 	if uint64(len(dst)) != t.Bytes() {
 		return core.Invalid("ReadBytes: %d bytes from a tensor of %d", len(dst), t.Bytes())
 	}

@@ -21,16 +21,17 @@ type Timeline struct {
 
 // New creates a timeline with an initial value.
 func New(o Owner, initial uint64) (*Timeline, error) {
-	d, err := core.From(o)
+	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Exit()
 	sem, err := d.VK.CreateTimeline(initial)
 	if err != nil {
 		return nil, err
 	}
 	t := &Timeline{dev: d, sem: sem, st: d.NewTimeline(sem, initial)}
-	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, t.Close); err != nil {
+	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, nil); err != nil {
 		d.VK.DestroySemaphore(sem)
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (t *Timeline) Value() (uint64, error) {
 	if err := t.usable(); err != nil {
 		return 0, err
 	}
-	return t.dev.VK.SemaphoreValue(t.sem)
+	return t.dev.SemaphoreValue(t.sem)
 }
 
 // Signal sets the value to v from the host and releases submits waiting
@@ -147,7 +148,7 @@ func wait(ctx context.Context, points []Point, any bool) (int, error) {
 		return 0, nil
 	}
 	for i, p := range points {
-		if v, err := d.VK.SemaphoreValue(p.Timeline.sem); err == nil && v >= p.Value {
+		if v, err := d.SemaphoreValue(p.Timeline.sem); err == nil && v >= p.Value {
 			return i, nil
 		}
 	}

@@ -8,6 +8,8 @@ import "C"
 
 import (
 	"unsafe"
+
+	"github.com/vkflow/vkflow/internal/fault"
 )
 
 // Buffer usage bits.
@@ -148,6 +150,9 @@ func (d *Device) BufferMemoryRequirements(b Buffer) MemoryRequirements {
 
 // AllocateMemory allocates device memory of one memory type.
 func (d *Device) AllocateMemory(size uint64, typeIndex uint32) (DeviceMemory, error) {
+	if r, ok := injected(fault.AllocateMemory); ok {
+		return 0, check("vkAllocateMemory", r)
+	}
 	r := C.vkflowAllocateMemory(d.handle, C.uint64_t(size), C.uint32_t(typeIndex), nil)
 	return DeviceMemory(r.handle), check("vkAllocateMemory", r.result)
 }
@@ -162,6 +167,9 @@ func (d *Device) BindBufferMemory(b Buffer, m DeviceMemory, offset uint64) error
 
 // MapMemory maps a range of m and returns its host address.
 func (d *Device) MapMemory(m DeviceMemory, offset, size uint64) (unsafe.Pointer, error) {
+	if r, ok := injected(fault.MapMemory); ok {
+		return nil, check("vkMapMemory", r)
+	}
 	r := C.vkflowMapMemory(d.handle, C.uint64_t(m), C.uint64_t(offset), C.uint64_t(size))
 	return r.ptr, check("vkMapMemory", r.result)
 }
@@ -336,6 +344,9 @@ type SpecEntry struct {
 
 // CreateComputePipeline creates a compute pipeline.
 func (d *Device) CreateComputePipeline(cache PipelineCache, layout PipelineLayout, module ShaderModule, entry string, spec []SpecEntry, specData []byte) (Pipeline, error) {
+	if r, ok := injected(fault.CreateComputePipelines); ok {
+		return 0, check("vkCreateComputePipelines", r)
+	}
 	ce := C.CString(entry)
 	defer C.free(unsafe.Pointer(ce))
 	var sp *C.vkflowSpecEntry
@@ -426,6 +437,9 @@ func checkWait(r C.VkResult) error {
 // WaitSemaphore waits until s reaches value or timeoutNs passes; a timeout
 // is an *Error matching ErrTimeout. It allocates nothing, timeouts included.
 func (d *Device) WaitSemaphore(s Semaphore, value, timeoutNs uint64) error {
+	if r, ok := injected(fault.WaitSemaphores); ok {
+		return checkWait(r)
+	}
 	return checkWait(C.vkflowWaitSemaphore(d.handle, C.uint64_t(s), C.uint64_t(value), C.uint64_t(timeoutNs)))
 }
 
@@ -435,6 +449,9 @@ func (d *Device) WaitSemaphore(s Semaphore, value, timeoutNs uint64) error {
 func (d *Device) WaitSemaphores(sems []Semaphore, values []uint64, any bool, timeoutNs uint64) error {
 	if len(sems) == 0 {
 		return nil
+	}
+	if r, ok := injected(fault.WaitSemaphores); ok {
+		return checkWait(r)
 	}
 	a := C.int(0)
 	if any {
@@ -477,6 +494,9 @@ func semp(s []Semaphore) *C.uint64_t {
 // QueueSubmit submits one batch with timeline waits and signals. The queue
 // must be externally synchronized.
 func QueueSubmit(q Queue, s *Submit) error {
+	if r, ok := injected(fault.QueueSubmit); ok {
+		return check("vkQueueSubmit", r)
+	}
 	var stages *C.uint32_t
 	if len(s.WaitStages) > 0 {
 		stages = (*C.uint32_t)(unsafe.Pointer(&s.WaitStages[0]))
@@ -489,5 +509,8 @@ func QueueSubmit(q Queue, s *Submit) error {
 // QueueSubmitSignal submits cmd (nil for none) signalling one timeline
 // value, the common case, without any slice.
 func QueueSubmitSignal(q Queue, cmd CommandBuffer, sem Semaphore, value uint64) error {
+	if r, ok := injected(fault.QueueSubmit); ok {
+		return check("vkQueueSubmit", r)
+	}
 	return check("vkQueueSubmit", C.vkflowQueueSubmit1(q, cmd, C.uint64_t(sem), C.uint64_t(value)))
 }

@@ -57,10 +57,12 @@ type Device struct {
 
 	closed  atomic.Bool // Close has started: no new objects or submits
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
-	reg     registry
-	mem     allocator
-	stage   staging
-	sched   scheduler
+	lost    atomic.Bool // a call returned VK_ERROR_DEVICE_LOST
+	gate
+	reg   registry
+	mem   allocator
+	stage staging
+	sched scheduler
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -175,10 +177,21 @@ func (d *Device) Queue(i int) (*Queue, error) {
 }
 
 // deferDestroy destroys o now if the GPU is done with it, else later.
+// Once Close has started, the object waits for Close's (or the last
+// Unpin's) collect, which runs when no other call can touch the device.
+// After device loss the recorded uses say nothing about what the GPU still
+// runs (an aborted wait records none), so everything waits for Close,
+// which idles the device first.
 func (d *Device) deferDestroy(o *Object) {
-	if o.idle() {
-		o.destroy()
-		return
+	if d.enter() {
+		idle := !d.lost.Load() && o.idle()
+		if idle {
+			o.destroy()
+		}
+		d.Exit()
+		if idle {
+			return
+		}
 	}
 	d.gcMu.Lock()
 	d.garbage = append(d.garbage, o)
@@ -187,27 +200,34 @@ func (d *Device) deferDestroy(o *Object) {
 }
 
 // collect destroys deferred objects the GPU is done with. It is cheap when
-// nothing is deferred.
+// nothing is deferred. Destroying an object can release others (a sequence
+// releases its tensors), which may be deferred in turn: it repeats until a
+// pass destroys nothing.
 func (d *Device) collect() {
-	if d.gcLen.Load() == 0 {
-		return
+	if d.lost.Load() && !d.closed.Load() {
+		return // see deferDestroy
 	}
-	d.gcMu.Lock()
-	keep := d.garbage[:0]
-	var ready []*Object
-	for _, o := range d.garbage {
-		if o.idle() {
-			ready = append(ready, o)
-		} else {
-			keep = append(keep, o)
+	for d.gcLen.Load() != 0 {
+		d.gcMu.Lock()
+		keep := d.garbage[:0]
+		var ready []*Object
+		for _, o := range d.garbage {
+			if o.idle() {
+				ready = append(ready, o)
+			} else {
+				keep = append(keep, o)
+			}
 		}
-	}
-	clear(d.garbage[len(keep):])
-	d.garbage = keep
-	d.gcLen.Store(int32(len(keep)))
-	d.gcMu.Unlock()
-	for _, o := range ready {
-		o.destroy()
+		clear(d.garbage[len(keep):])
+		d.garbage = keep
+		d.gcLen.Store(int32(len(keep)))
+		d.gcMu.Unlock()
+		if len(ready) == 0 {
+			return
+		}
+		for _, o := range ready {
+			o.destroy()
+		}
 	}
 }
 
@@ -246,32 +266,60 @@ func (d *Device) Close(timeout time.Duration) error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	// No call gets in now; wait for those inside to leave. From here on
+	// Close is the only one making Vulkan calls on the device (but for
+	// waits by DLPack exports, which pin it).
+	d.drain()
 	// Submits still held back never reached the driver: nothing on the GPU
 	// uses their resources, so they are reported and dropped, not waited.
 	stuck := d.dropHeld(Closed("Manager"))
 	for i := range stuck {
 		stuck[i] = "never submitted: " + stuck[i]
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var gpuStuck bool
-	for _, q := range d.queues {
-		v := q.Submitted()
-		if err := q.Wait(ctx, v); err != nil {
-			gpuStuck = true
-			stuck = append(stuck, fmt.Sprintf("queue %d (family %d) at %d of %d: %v", q.Index, q.Family, q.Completed(), v, err))
+	lost := d.lost.Load()
+	if !lost {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		var gpuStuck bool
+		for _, q := range d.queues {
+			v := q.Submitted()
+			if err := q.wait(ctx, v, false); err != nil {
+				if d.check(err) != nil && d.lost.Load() {
+					lost = true
+					break
+				}
+				gpuStuck = true
+				stuck = append(stuck, fmt.Sprintf("queue %d (family %d) at %d of %d: %v", q.Index, q.Family, q.Completed(), v, err))
+			}
+		}
+		if gpuStuck && !lost {
+			err := &StuckError{Queues: stuck, Leaked: true}
+			d.Log.Error("vkflow: device not idle at Close", "err", err)
+			return err
 		}
 	}
-	if gpuStuck {
-		err := &StuckError{Queues: stuck, Leaked: true}
-		d.Log.Error("vkflow: device not idle at Close", "err", err)
-		return err
+	// Every submit the driver saw has completed (or the device is lost, and
+	// runs nothing more), so this cannot hang; it also waits for the
+	// driver's own bookkeeping (lavapipe's submit thread touches a batch's
+	// semaphores just after they signal). vkDeviceWaitIdle needs every
+	// queue externally synchronized.
+	for _, q := range d.queues {
+		q.mu.Lock()
 	}
-	// Every submit the driver saw has completed, so this cannot hang; it
-	// also waits for the driver's own bookkeeping (lavapipe's submit thread
-	// touches a batch's semaphores just after they signal).
 	idleErr := d.VK.WaitIdle()
-	err := errors.Join(d.closeObjects(), idleErr)
+	for _, q := range d.queues {
+		q.mu.Unlock()
+	}
+	if lost {
+		// A lost device signals nothing more: treat everything as done so
+		// that it can all be freed.
+		idleErr = nil
+		for _, q := range d.queues {
+			q.markCompleted(q.Submitted())
+		}
+	}
+	d.closeObjects()
+	err := idleErr
 	if len(stuck) > 0 {
 		err = errors.Join(err, &StuckError{Queues: stuck})
 	}

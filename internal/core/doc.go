@@ -13,7 +13,13 @@
 //     algorithms, then tensors;
 //   - the memory sub-allocator (large blocks per memory type, carved up with
 //     the device's alignment limits) and the one staging ring per device;
-//   - the device's pipeline cache.
+//   - the device's pipeline cache;
+//   - the gate (gate.go): every API call that makes Vulkan calls enters it
+//     (Device.Enter, or core.Enter for constructors) for its duration, and
+//     waits enter it per slice; Close sets closed, drains the gate and only
+//     then destroys anything, so no call touches a destroyed object;
+//   - the lost state: VK_ERROR_DEVICE_LOST from any call seen here makes
+//     every later Enter fail with ErrDeviceLost.
 //
 // Imports: vk only, plus the standard library. The public packages import
 // core; core imports none of them.

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+
+	"github.com/vkflow/vkflow/vk"
 )
 
 // Sentinel errors. The root package vkflow re-exports them.
@@ -15,6 +17,10 @@ var (
 	ErrUnsupported = errors.New("vkflow: not supported by the device")
 	// ErrPending: the object is still in use by submitted GPU work.
 	ErrPending = errors.New("vkflow: GPU work still pending")
+	// ErrDeviceLost: a call returned VK_ERROR_DEVICE_LOST. The loss is
+	// sticky: every later call on the Manager fails with it; Close still
+	// frees everything.
+	ErrDeviceLost = vk.ErrDeviceLost
 )
 
 // Invalid returns an error wrapping ErrInvalid with a formatted message.

@@ -66,6 +66,10 @@ func (d *Device) ImportHost(p unsafe.Pointer, size uint64, usage uint32) (*Alloc
 	if p == nil || size == 0 {
 		return nil, Invalid("ImportHost: nil pointer or zero size")
 	}
+	if err := d.Enter(); err != nil {
+		return nil, err
+	}
+	defer d.Exit()
 	addr := uint64(uintptr(p))
 	if align&(align-1) != 0 || addr+size < addr {
 		return nil, Invalid("ImportHost: bad alignment %d or range", align)

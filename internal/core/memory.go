@@ -209,9 +209,13 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	if size == 0 {
 		return nil, Invalid("zero-size buffer")
 	}
+	if err := d.Enter(); err != nil {
+		return nil, err
+	}
+	defer d.Exit()
 	buf, err := d.VK.CreateBuffer(size, usage, d.families...)
 	if err != nil {
-		return nil, err
+		return nil, d.check(err)
 	}
 	req := d.VK.BufferMemoryRequirements(buf)
 	typeIdx, flags, ok := d.chooseType(kind, req.TypeBits)
@@ -227,13 +231,13 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 	a, err := d.mem.alloc(typeIdx, flags, need, align)
 	if err != nil {
 		d.VK.DestroyBuffer(buf)
-		return nil, err
+		return nil, d.check(err)
 	}
 	a.Buffer, a.Size, a.Kind = buf, size, kind
 	if err := d.VK.BindBufferMemory(buf, a.block.mem, a.offset); err != nil {
 		d.mem.release(a)
 		d.VK.DestroyBuffer(buf)
-		return nil, err
+		return nil, d.check(err)
 	}
 	if a.block.mapped != nil && kind != MemStorage && !(kind == MemDevice && d.Staged) {
 		a.Mapped = unsafe.Add(a.block.mapped, a.offset)
@@ -265,6 +269,10 @@ func (d *Device) Flush(a *Allocation) error {
 	if a.Mapped == nil || a.Coherent() {
 		return nil
 	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	return d.VK.FlushMemory(a.block.mem, a.offset, a.span)
 }
 
@@ -274,6 +282,10 @@ func (d *Device) Invalidate(a *Allocation) error {
 	if a.Mapped == nil || a.Coherent() {
 		return nil
 	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	return d.VK.InvalidateMemory(a.block.mem, a.offset, a.span)
 }
 
@@ -407,7 +419,7 @@ func (m *allocator) release(a *Allocation) {
 		b.dirty = addSpan(b.dirty, a.offset, a.span)
 	}
 	m.live--
-	if b.used != 0 {
+	if b.used != 0 || (b.zbuf != 0 && m.fillPending()) {
 		return
 	}
 	// Keep one empty shared block per type for reuse; free the rest.

@@ -31,19 +31,24 @@ type Object struct {
 	closed  atomic.Bool
 	uses    []atomic.Uint64 // per physical queue: last timeline value using it
 	destroy func()
+	onClose func()
 	regID   uint64
 }
 
 // Init registers o with d and takes the creator's reference. destroy frees
-// the Vulkan objects; closer is what Manager.Close calls (usually the public
-// type's Close). It fails with ErrClosed once the device is closing.
-func (o *Object) Init(d *Device, kind Kind, destroy func(), closer func() error) error {
+// the Vulkan objects; onClose (may be nil) runs once when the object is
+// closed, by its Close or by Manager.Close, before the creator's reference
+// goes. It fails with ErrClosed once the device is closing. The caller is
+// inside the device's gate (see Enter), so that Close cannot destroy the
+// device between creating the Vulkan objects and registering them.
+func (o *Object) Init(d *Device, kind Kind, destroy func(), onClose func()) error {
 	o.dev = d
 	o.kind = kind
 	o.destroy = destroy
+	o.onClose = onClose
 	o.uses = make([]atomic.Uint64, len(d.queues))
 	o.refs.Store(1)
-	id, err := d.register(kind, closer)
+	id, err := d.register(kind, o)
 	if err != nil {
 		return err
 	}
@@ -101,10 +106,22 @@ func (o *Object) MarkUse(q int, v uint64) {
 func (o *Object) LastUse(q int) uint64 { return o.uses[q].Load() }
 
 // Close drops the creator's reference. It reports whether this call closed
-// the object (false when it was already closed).
+// the object (false when it was already closed, or when Manager.Close has
+// started: Manager.Close closes every object itself).
 func (o *Object) Close() bool {
+	if !o.dev.enter() {
+		return false
+	}
+	defer o.dev.Exit()
+	return o.close()
+}
+
+func (o *Object) close() bool {
 	if !o.closed.CompareAndSwap(false, true) {
 		return false
+	}
+	if o.onClose != nil {
+		o.onClose()
 	}
 	o.dev.unregister(o.kind, o.regID)
 	o.Release()
@@ -126,10 +143,10 @@ type registry struct {
 	mu      sync.Mutex
 	closing bool
 	next    uint64
-	objs    [numKinds]map[uint64]func() error
+	objs    [numKinds]map[uint64]*Object
 }
 
-func (d *Device) register(kind Kind, closer func() error) (uint64, error) {
+func (d *Device) register(kind Kind, o *Object) (uint64, error) {
 	r := &d.reg
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -138,9 +155,9 @@ func (d *Device) register(kind Kind, closer func() error) (uint64, error) {
 	}
 	r.next++
 	if r.objs[kind] == nil {
-		r.objs[kind] = make(map[uint64]func() error)
+		r.objs[kind] = make(map[uint64]*Object)
 	}
-	r.objs[kind][r.next] = closer
+	r.objs[kind][r.next] = o
 	return r.next, nil
 }
 
@@ -151,28 +168,25 @@ func (d *Device) unregister(kind Kind, id uint64) {
 	r.mu.Unlock()
 }
 
-// closeObjects closes every registered object, kind by kind in order, and
-// returns the first error.
-func (d *Device) closeObjects() error {
+// closeObjects closes every registered object, kind by kind in order.
+// Close calls it after draining the gate, so no other call closes objects
+// meanwhile.
+func (d *Device) closeObjects() {
 	r := &d.reg
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
-	var first error
 	for k := Kind(0); k < numKinds; k++ {
 		r.mu.Lock()
-		closers := make([]func() error, 0, len(r.objs[k]))
-		for _, c := range r.objs[k] {
-			closers = append(closers, c)
+		objs := make([]*Object, 0, len(r.objs[k]))
+		for _, o := range r.objs[k] {
+			objs = append(objs, o)
 		}
 		r.mu.Unlock()
-		for _, c := range closers {
-			if err := c(); err != nil && first == nil {
-				first = err
-			}
+		for _, o := range objs {
+			o.close()
 		}
 	}
-	return first
 }
 
 // Live returns how many objects of each kind are registered.

@@ -44,14 +44,18 @@ func (q *Queue) Lock() { q.mu.Lock() }
 func (q *Queue) Unlock() { q.mu.Unlock() }
 
 // SubmitLocked submits s, appending the queue's own next timeline value to
-// its signals; the caller holds Lock and owns s's scratch slices. It returns
-// the value that will signal completion.
+// its signals; the caller holds Lock, is inside the device's gate (see
+// Enter) and owns s's scratch slices. It returns the value that will signal
+// completion.
 func (q *Queue) SubmitLocked(s *vk.Submit) (uint64, error) {
+	if q.dev.closing.Load() {
+		return 0, Closed("Manager")
+	}
 	v := q.submitted.Load() + 1
 	s.SignalSems = append(s.SignalSems, q.sem)
 	s.SignalValues = append(s.SignalValues, v)
 	if err := vk.QueueSubmit(q.handle, s); err != nil {
-		return 0, err
+		return 0, q.dev.check(err)
 	}
 	q.submitted.Store(v)
 	return v, nil
@@ -60,6 +64,11 @@ func (q *Queue) SubmitLocked(s *vk.Submit) (uint64, error) {
 // Submit submits cmd (nil for none) and returns the timeline value that
 // signals its completion. It allocates nothing.
 func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
+	d := q.dev
+	if err := d.Enter(); err != nil {
+		return 0, err
+	}
+	defer d.Exit()
 	q.mu.Lock()
 	v := q.submitted.Load() + 1
 	err := vk.QueueSubmitSignal(q.handle, cmd, q.sem, v)
@@ -68,20 +77,22 @@ func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
 	}
 	q.mu.Unlock()
 	if err != nil {
-		return 0, err
+		return 0, d.check(err)
 	}
-	q.dev.collect()
+	d.collect()
 	return v, nil
 }
 
 // Completed returns the last completed timeline value.
 func (q *Queue) Completed() uint64 {
 	c := q.completed.Load()
-	if c >= q.submitted.Load() || q.dev.closed.Load() {
+	if c >= q.submitted.Load() || !q.dev.enter() {
 		return c
 	}
 	v, err := q.dev.VK.SemaphoreValue(q.sem)
+	q.dev.Exit()
 	if err != nil {
+		q.dev.check(err)
 		return c
 	}
 	q.markCompleted(v)
@@ -103,18 +114,22 @@ func (q *Queue) Done(v uint64) bool { return q.Completed() >= v }
 // Wait blocks until value v completes or ctx ends. It waits in bounded
 // slices so cancellation and deadlines are honoured, returns ctx.Err() when
 // the context ends first, and allocates nothing.
-func (q *Queue) Wait(ctx context.Context, v uint64) error {
+func (q *Queue) Wait(ctx context.Context, v uint64) error { return q.wait(ctx, v, true) }
+
+// wait is Wait; gated enters the device's gate for each slice (false for
+// Close itself).
+func (q *Queue) wait(ctx context.Context, v uint64, gated bool) error {
 	if q.completed.Load() >= v {
 		return nil
 	}
-	if q.dev.closing.Load() {
-		return Closed("Manager")
-	}
-	if err := q.dev.WaitSemaphore(ctx, q.sem, v); err != nil {
+	if err := q.dev.waitSem(ctx, q.sem, v, gated); err != nil {
 		return err
 	}
 	q.markCompleted(v)
-	q.dev.collect()
+	if gated && q.dev.enter() {
+		q.dev.collect()
+		q.dev.Exit()
+	}
 	return nil
 }
 
@@ -159,14 +174,34 @@ func sliceDone(ctx context.Context, slice time.Duration) error {
 }
 
 // WaitSemaphore waits until sem reaches v in bounded slices, honouring ctx.
-// It allocates nothing (WaitSemaphores takes slices, which would escape).
+// Each slice enters the device's gate, so a wait ends with ErrClosed soon
+// after Close starts. It allocates nothing (WaitSemaphores takes slices,
+// which would escape).
 func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) error {
+	return d.waitSem(ctx, sem, v, true)
+}
+
+// WaitPinned is WaitSemaphore for a caller holding a Pin, which keeps the
+// device alive: it goes on working after Close.
+func (d *Device) WaitPinned(ctx context.Context, sem vk.Semaphore, v uint64) error {
+	return d.waitSem(ctx, sem, v, false)
+}
+
+func (d *Device) waitSem(ctx context.Context, sem vk.Semaphore, v uint64, gated bool) error {
 	maybeYield()
 	for {
+		if gated {
+			if err := d.Enter(); err != nil {
+				return err
+			}
+		}
 		slice := nextSlice(ctx)
 		err := d.VK.WaitSemaphore(sem, v, uint64(slice))
+		if gated {
+			d.Exit()
+		}
 		if err == nil || !isTimeout(err) {
-			return err
+			return d.check(err)
 		}
 		if err := sliceDone(ctx, slice); err != nil {
 			return err
@@ -175,19 +210,33 @@ func (d *Device) WaitSemaphore(ctx context.Context, sem vk.Semaphore, v uint64) 
 }
 
 // WaitSemaphores waits until all (or, with any, one) of sems reach their
-// values, in bounded slices, honouring ctx.
+// values, in bounded slices, honouring ctx; each slice enters the gate.
 func (d *Device) WaitSemaphores(ctx context.Context, sems []vk.Semaphore, values []uint64, any bool) error {
 	maybeYield()
 	for {
+		if err := d.Enter(); err != nil {
+			return err
+		}
 		slice := nextSlice(ctx)
 		err := d.VK.WaitSemaphores(sems, values, any, uint64(slice))
+		d.Exit()
 		if err == nil || !isTimeout(err) {
-			return err
+			return d.check(err)
 		}
 		if err := sliceDone(ctx, slice); err != nil {
 			return err
 		}
 	}
+}
+
+// SemaphoreValue returns sem's current value, inside the gate.
+func (d *Device) SemaphoreValue(sem vk.Semaphore) (uint64, error) {
+	if err := d.Enter(); err != nil {
+		return 0, err
+	}
+	defer d.Exit()
+	v, err := d.VK.SemaphoreValue(sem)
+	return v, d.check(err)
 }
 
 func isTimeout(err error) bool {

@@ -92,6 +92,10 @@ func (d *Device) Schedule(s *Submission) error {
 			}
 		}
 	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	sc := &d.sched
 	sc.mu.Lock()
 	// Checked under the lock that Close's dropHeld takes, so no submit is
@@ -127,6 +131,10 @@ func (d *Device) Schedule(s *Submission) error {
 // HostSignal signals t to v from the host and releases the submits that
 // were waiting for it. v must exceed every value reserved or signalled.
 func (d *Device) HostSignal(t *Timeline, v uint64) error {
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
 	sc := &d.sched
 	sc.mu.Lock()
 	if d.closed.Load() {
@@ -139,7 +147,7 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	}
 	if err := d.VK.SignalSemaphore(t.Sem, v); err != nil {
 		sc.mu.Unlock()
-		return err
+		return d.check(err)
 	}
 	t.reserved, t.promised = v, v
 	ready := sc.drain(d)

@@ -20,6 +20,9 @@ type staging struct {
 	buf  *Allocation
 	pool vk.CommandPool
 	cmd  vk.CommandBuffer
+	// pending is the queue value of a copy whose wait failed (Close
+	// started): the command buffer may still be in use.
+	pending uint64
 	// counters
 	bytesUp, bytesDown uint64
 }
@@ -81,9 +84,19 @@ func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) e
 	if len(data) == 0 {
 		return nil
 	}
+	if err := s.dev.Enter(); err != nil {
+		return err
+	}
+	defer s.dev.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.dev
+	if s.pending != 0 {
+		if err := d.queues[0].Wait(context.Background(), s.pending); err != nil {
+			return err
+		}
+		s.pending = 0
+	}
 	if err := s.ensure(uint64(len(data))); err != nil {
 		return err
 	}
@@ -121,6 +134,7 @@ func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) e
 			return err
 		}
 		if err := q.Wait(context.Background(), v); err != nil {
+			s.pending = v
 			return err
 		}
 		if !up {

@@ -32,8 +32,9 @@ type zeroer struct {
 	pool vk.CommandPool
 	cmd  vk.CommandBuffer
 	// last is the queue-0 value of a fill whose wait failed: its command
-	// buffer may still be pending, so the next fill waits for it first.
-	last uint64
+	// buffer may still be pending, so the next fill waits for it first,
+	// and no block is destroyed before it completes (release).
+	last atomic.Uint64
 	off  atomic.Bool // benchmarks only: skip GPU zeroing
 	// counters, under the allocator's mu
 	fills      int
@@ -122,11 +123,11 @@ func (m *allocator) fill(buf vk.Buffer, ranges []span) error {
 	q := d.queues[0]
 	ctx, cancel := context.WithTimeout(context.Background(), zeroTimeout)
 	defer cancel()
-	if z.last != 0 {
-		if err := q.Wait(ctx, z.last); err != nil {
-			return fmt.Errorf("vkflow: zero fill: an earlier vkCmdFillBuffer submit (queue value %d) has not completed: %w", z.last, err)
+	if last := z.last.Load(); last != 0 {
+		if err := q.Wait(ctx, last); err != nil {
+			return fmt.Errorf("vkflow: zero fill: an earlier vkCmdFillBuffer submit (queue value %d) has not completed: %w", last, err)
 		}
-		z.last = 0
+		z.last.Store(0)
 	}
 	if z.pool == 0 {
 		p, err := d.VK.CreateCommandPool(q.Family, vk.CommandPoolTransient|vk.CommandPoolResetBuffer)
@@ -164,10 +165,17 @@ func (m *allocator) fill(buf vk.Buffer, ranges []span) error {
 		return err
 	}
 	if err := q.Wait(ctx, v); err != nil {
-		z.last = v
+		z.last.Store(v)
 		return fmt.Errorf("vkflow: zero fill: vkCmdFillBuffer of %d ranges did not complete in %v: %w", len(ranges), zeroTimeout, err)
 	}
 	return nil
+}
+
+// fillPending reports whether a zero fill whose wait failed may still run:
+// until it completes, no block may be destroyed under it.
+func (m *allocator) fillPending() bool {
+	last := m.z.last.Load()
+	return last != 0 && !m.dev.queues[0].Done(last)
 }
 
 func (m *allocator) destroyZeroer() {
