@@ -18,6 +18,11 @@ type Timeline struct {
 	dev      *Device
 	promised uint64 // guarded by the scheduler lock
 	reserved uint64 // guarded by the scheduler lock
+	// gpu is the highest value an accepted submit signals (held or
+	// submitted); seen is a value the semaphore's counter is known to have
+	// reached. While seen < gpu a GPU signal may be pending. Both are
+	// guarded by the scheduler lock.
+	gpu, seen uint64
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
@@ -114,6 +119,7 @@ func (d *Device) Schedule(s *Submission) error {
 	}
 	for _, p := range s.Signals {
 		p.TL.reserved = p.Value
+		p.TL.gpu = p.Value
 	}
 	s.released = make(chan struct{})
 	s.since = time.Now()
@@ -125,7 +131,11 @@ func (d *Device) Schedule(s *Submission) error {
 }
 
 // HostSignal signals t to v from the host and releases the submits that
-// were waiting for it. v must exceed every value reserved or signalled.
+// were waiting for it. v must exceed every value reserved or signalled, and
+// no GPU signal of t may be pending (held back or submitted and not yet
+// completed): Vulkan requires a host signal to stay below every pending
+// signal, while vkflow requires it above every reserved value, so the two
+// only meet once the GPU's signals have landed.
 func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	sc := &d.sched
 	sc.mu.Lock()
@@ -137,6 +147,10 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 		sc.mu.Unlock()
 		return Invalid("timeline values must increase: Signal(%d) after %d", v, t.reserved)
 	}
+	if err := d.gpuSignalsLanded(t, v); err != nil {
+		sc.mu.Unlock()
+		return err
+	}
 	if err := d.VK.SignalSemaphore(t.Sem, v); err != nil {
 		sc.mu.Unlock()
 		return err
@@ -146,6 +160,30 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	sc.mu.Unlock()
 	finish(ready)
 	return nil
+}
+
+// gpuSignalsLanded returns nil once t's counter has reached every value a
+// submit signals on it, else an error naming the pending value. Called with
+// the scheduler lock held, so no new GPU signal can be accepted meanwhile.
+// It queries the counter only while a GPU signal may be pending.
+func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
+	if t.seen >= t.gpu {
+		return nil
+	}
+	cur, err := d.VK.SemaphoreValue(t.Sem)
+	if err != nil {
+		return err
+	}
+	t.seen = max(t.seen, cur)
+	if cur >= t.gpu {
+		return nil
+	}
+	state := "submitted and not yet completed"
+	if t.promised < t.gpu {
+		state = "held back until its own waits are signalled"
+	}
+	return Invalid("Signal(%d): a GPU signal of %d on this timeline is still pending (%s; value now %d): "+
+		"a host signal may not overtake a pending GPU signal; wait for %d first", v, t.gpu, state, cur, t.gpu)
 }
 
 // drain submits every held submission that has become ready, in
