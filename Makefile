@@ -64,4 +64,5 @@ fuzz: deps
 
 bench: deps
 	bench/run.sh
+	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,10 @@ type Config struct {
 	// Index is the physical device's position in enumeration order (the
 	// device_id of a kDLVulkan DLPack export).
 	Index int
+	// MaxHeld bounds the submits the scheduler holds back (0: DefaultMaxHeld).
+	MaxHeld int
+	// WaitTimeout bounds waits that have no caller's context (0: 30s).
+	WaitTimeout time.Duration
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -47,6 +52,9 @@ type Device struct {
 	// OnDestroyed runs once after the VkDevice is destroyed (the Manager
 	// destroys its instance there). Set before the device is used.
 	OnDestroyed func()
+	// WaitTimeout bounds waits that have no caller's context (staging
+	// transfers): the Manager's close timeout.
+	WaitTimeout time.Duration
 
 	queues []*Queue // physical queues
 	// families lists the distinct queue families in use. With more than one,
@@ -121,6 +129,8 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport}
 	d.Staged = cfg.StagedDeviceMemory
+	d.sched.max = cmp.Or(cfg.MaxHeld, DefaultMaxHeld)
+	d.WaitTimeout = cmp.Or(cfg.WaitTimeout, 30*time.Second)
 	for _, r := range reqs {
 		for k := uint32(0); k < r.Count; k++ {
 			sem, err := dev.CreateTimeline(0)

@@ -15,6 +15,9 @@ var (
 	ErrUnsupported = errors.New("vkflow: not supported by the device")
 	// ErrPending: the object is still in use by submitted GPU work.
 	ErrPending = errors.New("vkflow: GPU work still pending")
+	// ErrBusy: a bounded queue is full (held submits: WithMaxHeldSubmits);
+	// nothing was done, and the call may succeed once work drains.
+	ErrBusy = errors.New("vkflow: limit reached")
 )
 
 // Invalid returns an error wrapping ErrInvalid with a formatted message.
