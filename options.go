@@ -75,6 +75,11 @@ func WithStagedDeviceMemory() Option { return func(c *config) { c.staged = true 
 
 // WithCloseTimeout bounds how long Close waits for submitted work
 // (default 30s). Past it, Close returns a *StuckError and frees nothing.
+// The same bound applies to waits that take no context: host reads and
+// writes of tensors through the staging ring (WithStagedDeviceMemory, or a
+// discrete GPU) fail with an error wrapping context.DeadlineExceeded when
+// the GPU does not finish the copy in time, and the copy's memory stays
+// allocated until the GPU is done with it.
 func WithCloseTimeout(d time.Duration) Option { return func(c *config) { c.closeTimeout = d } }
 
 // WithAppName sets the Vulkan application name.
