@@ -69,6 +69,7 @@ type Device struct {
 	mem     allocator
 	stage   staging
 	sched   scheduler
+	foreign foreignWaits
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -272,6 +273,9 @@ func (d *Device) Close(timeout time.Duration) error {
 			stuck = append(stuck, fmt.Sprintf("queue %d (family %d) at %d of %d: %v", q.Index, q.Family, q.Completed(), v, err))
 		}
 	}
+	// Foreign code's points (DLPack consumers' released points), within
+	// the same timeout; past it they are given up and their memory leaked.
+	d.stopForeign(ctx)
 	if gpuStuck {
 		err := &StuckError{Queues: stuck, Leaked: true}
 		d.Log.Error("vkflow: device not idle at Close", "err", err)
