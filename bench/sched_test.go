@@ -19,8 +19,8 @@ package bench
 //
 // ns/submit is the figure to compare: a scheduler whose release is linear
 // in the number of held submits shows the same ns/submit at every n. These
-// run a few iterations per size (-benchtime 3x, `make bench`); they are not part of
-// bench/run.sh's comparison with the C baseline.
+// run a few iterations per size (-benchtime 3x, `make bench`); they are not
+// part of bench/run.sh's comparison with the C baseline.
 
 import (
 	"context"
