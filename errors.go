@@ -11,6 +11,7 @@ var (
 	ErrInvalid     = core.ErrInvalid     // bad argument at the API boundary
 	ErrUnsupported = core.ErrUnsupported // the device lacks a feature
 	ErrPending     = core.ErrPending     // the object is in use by pending GPU work
+	ErrBusy        = core.ErrBusy        // a bound was reached (WithMaxHeldSubmits); nothing was done
 	ErrNoDevice    = errNoDevice         // no usable Vulkan device
 
 	ErrDeviceLost        = core.ErrDeviceLost // sticky: see Manager.Close

@@ -254,6 +254,8 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		TransferQueue:      cfg.transfer,
 		Features:           features,
 		StagedDeviceMemory: cfg.staged,
+		MaxHeld:            cfg.maxHeld,
+		WaitTimeout:        cfg.closeTimeout,
 		Log:                log,
 		Index:              info.Index,
 	})

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/vk"
 )
 
@@ -23,10 +24,11 @@ type config struct {
 	staged        bool
 	closeTimeout  time.Duration
 	appName       string
+	maxHeld       int
 }
 
 func defaultConfig() config {
-	return config{deviceIndex: -1, computeQueues: 1, closeTimeout: 30 * time.Second, appName: "vkflow"}
+	return config{deviceIndex: -1, computeQueues: 1, closeTimeout: 30 * time.Second, appName: "vkflow", maxHeld: DefaultMaxHeldSubmits}
 }
 
 // WithDevice selects the physical device by its index in Devices().
@@ -73,7 +75,30 @@ func WithStagedDeviceMemory() Option { return func(c *config) { c.staged = true 
 
 // WithCloseTimeout bounds how long Close waits for submitted work
 // (default 30s). Past it, Close returns a *StuckError and frees nothing.
+// The same bound applies to waits that take no context: host reads and
+// writes of tensors through the staging ring (WithStagedDeviceMemory, or a
+// discrete GPU) fail with an error wrapping context.DeadlineExceeded when
+// the GPU does not finish the copy in time, and the copy's memory stays
+// allocated until the GPU is done with it.
 func WithCloseTimeout(d time.Duration) Option { return func(c *config) { c.closeTimeout = d } }
 
 // WithAppName sets the Vulkan application name.
 func WithAppName(name string) Option { return func(c *config) { c.appName = name } }
+
+// DefaultMaxHeldSubmits is the default of WithMaxHeldSubmits.
+const DefaultMaxHeldSubmits = core.DefaultMaxHeld
+
+// WithMaxHeldSubmits bounds how many submits the scheduler holds back at
+// once, waiting for timeline points that have not been signalled or
+// promised by a submitted signal (default DefaultMaxHeldSubmits). A submit
+// that would be held beyond the bound is refused at once with an error
+// wrapping ErrBusy; nothing is submitted and nothing blocks. A submit whose
+// waits are already promised is never refused. n < 1 means the default.
+func WithMaxHeldSubmits(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			n = DefaultMaxHeldSubmits
+		}
+		c.maxHeld = n
+	}
+}

@@ -55,7 +55,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	echo "bench: round $round/$ROUNDS: C baseline" >&2
 	"$out/baseline" shaders -benchtime "$C_BENCHTIME" >>"$raw" 2>>"$log"
 	echo "bench: round $round/$ROUNDS: vkflow" >&2
-	"$GO" test ./bench -run '^$' -bench . -benchtime "$GO_BENCHTIME" -count "$GO_COUNT" >>"$raw"
+	"$GO" test ./bench -run '^$' -bench '^BenchmarkGo$' -benchtime "$GO_BENCHTIME" -count "$GO_COUNT" >>"$raw"
 done
 echo "bench: $ROUNDS rounds in $((SECONDS - start))s" >&2
 

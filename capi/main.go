@@ -281,7 +281,10 @@ func vkflow_tensor_read(h C.vkflow_tensor, dst unsafe.Pointer, nbytes C.uint64_t
 	}
 	if t.Memory() == tensor.Storage {
 		// Storage has no host access of its own; a host copy does.
-		mt, err := dlpack.Export(context.Background(), t, dlpack.Options{Device: &dlpack.Device{Type: dlpack.CPU}})
+		// Bounded like every wait without a caller's timeout: the close timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
+		defer cancel()
+		mt, err := dlpack.Export(ctx, t, dlpack.Options{Device: &dlpack.Device{Type: dlpack.CPU}})
 		if err != nil {
 			return fail(err)
 		}

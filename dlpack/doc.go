@@ -39,7 +39,10 @@
 //     Managed.SetReleased in Go) before calling the deleter; vkflow frees
 //     nothing before the semaphore reaches that value. The signal of that
 //     point must already be submitted or done when the deleter is called,
-//     and the semaphore must outlive it.
+//     and the semaphore must outlive it. A point never reached is waited
+//     for until Manager.Close gives up on it (its close timeout): the
+//     memory and the device are then leaked, and an error logged, rather
+//     than freed under the consumer (docs/DLPACK.md).
 //  5. Writes submitted after Export are not ordered against the consumer:
 //     the producer keeps its hands off until it has the tensor back, as with
 //     any DLPack exchange.

@@ -80,15 +80,18 @@ func vkflowGoDLPackDeleted(p unsafe.Pointer) {
 	}
 	if e.vb != nil && e.vb.ReleasedSemaphore != 0 {
 		// The consumer's GPU work may still use the buffer: free after its
-		// released point, without blocking the caller's thread.
+		// released point, without blocking the caller's thread. The wait
+		// ends at the latest when the Manager's Close gives up on it (its
+		// close timeout); then the memory, and the device with it, are
+		// leaked rather than freed under the consumer's GPU work.
 		sem, v := e.vb.ReleasedSemaphore, e.vb.ReleasedValue
-		go func() {
-			if err := e.dev.WaitPinned(context.Background(), sem, v); err != nil {
-				e.dev.Log.Error("vkflow: dlpack: waiting for the consumer's released point failed; leaking the export", "err", err)
+		e.dev.AwaitForeign(sem, v, func(err error) {
+			if err != nil {
+				e.dev.Log.Error("vkflow: dlpack: the consumer's released point was not reached; leaking the export's memory and keeping the device alive", "err", err)
 				return
 			}
 			e.free()
-		}()
+		})
 		return
 	}
 	e.free()

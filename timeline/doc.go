@@ -2,11 +2,34 @@
 // counter on the device that GPU submits and the host signal, and that the
 // host waits on.
 //
-// A Timeline belongs to one Manager's device. Values only increase: a host
-// Signal that does not increase the value is an error before anything
-// reaches the driver. Wait, WaitAll and WaitAny honour context cancellation
-// and deadlines by waiting in bounded slices, and allocate nothing on the
-// single-point path.
+// A Timeline belongs to one Manager's device. Wait, WaitAll and WaitAny
+// honour context cancellation and deadlines by waiting in bounded slices,
+// and allocate nothing on the single-point path.
+//
+// # Signalling rules
+//
+// A timeline's value only increases, whoever signals it. Like a CUDA event
+// that is recorded on a stream, a value promised to the GPU belongs to the
+// GPU until it has landed:
+//
+//  1. A host Signal(v) must exceed the current value and every value that
+//     an accepted submit signals on the timeline.
+//  2. A host Signal is refused while any GPU signal on the timeline is
+//     pending: held back by the scheduler (its waits are not yet signalled)
+//     or submitted and not yet completed. Vulkan requires a host signal to
+//     stay below every pending signal operation
+//     (VUID-VkSemaphoreSignalInfo-value-03259); with rule 1 that leaves no
+//     valid value, and a host value above a pending GPU signal would let
+//     the timeline go backwards when the GPU signal lands. Wait for the
+//     pending value (the error names it), then signal.
+//  3. A submit's signal must exceed every value signalled before on the
+//     timeline, by the host or by earlier submits, and every value reserved
+//     by submits accepted earlier (held ones included); several signals of
+//     one timeline in one submit must increase too.
+//
+// A violation is an error wrapping ErrInvalid, returned by the call itself
+// (Signal, or sequence.Submit's Pending), before anything reaches the
+// driver: the timeline and the submits already accepted are unchanged.
 //
 // Sequences track their own completion with one timeline per physical
 // queue (see package sequence); GPU-side waits and signals on Timelines in

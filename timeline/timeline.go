@@ -58,7 +58,10 @@ func (t *Timeline) Value() (uint64, error) {
 
 // Signal sets the value to v from the host and releases submits waiting
 // for it. v must be greater than every value signalled before or reserved
-// by an accepted submit's signal.
+// by an accepted submit's signal, and no GPU signal of this timeline may be
+// pending (held back or still running); see the package documentation's
+// signalling rules. A violation returns an error wrapping ErrInvalid and
+// changes nothing.
 func (t *Timeline) Signal(v uint64) error {
 	if err := t.usable(); err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/internal/testutil"
+	"github.com/vkflow/vkflow/sequence"
+	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"
 )
 
@@ -134,4 +136,62 @@ func TestWaitAllocatesNothing(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+// Issue 9, defect 3: a host signal may not overtake a GPU signal that is
+// held back or submitted and not yet completed: the GPU signal would move
+// the timeline backwards when it lands.
+func TestHostSignalMayNotOvertakeGPU(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx := context.Background()
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	gate, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	s, err := sequence.New(m, 0)
+	require.NoError(t, err)
+
+	// Held: the submit waits for gate, which nobody has signalled yet.
+	p := s.Submit(ctx, sequence.Wait(gate, 1), sequence.Signal(tl, 5))
+	require.NoError(t, p.Err())
+	err = tl.Signal(10)
+	require.ErrorIs(t, err, vkflow.ErrInvalid, "a held GPU signal of 5 is pending")
+	assert.Contains(t, err.Error(), "5")
+	require.NoError(t, gate.Signal(1))
+	require.NoError(t, p.Wait(ctx))
+	require.NoError(t, tl.Wait(ctx, 5))
+	require.NoError(t, tl.Signal(6), "the GPU signal landed: the host may go on")
+	assert.ErrorIs(t, s.Submit(ctx, sequence.Signal(tl, 6)).Err(), vkflow.ErrInvalid, "at the host's value")
+	assert.ErrorIs(t, s.Submit(ctx, sequence.Signal(tl, 2)).Err(), vkflow.ErrInvalid, "below the host's value")
+
+}
+
+// Submitted and still running: four fills of 128 MiB take tens of
+// milliseconds on lavapipe. The host signal is rejected unless the GPU
+// finished first; either way the timeline never goes backwards.
+func TestHostSignalMayNotOvertakeRunningGPU(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx := context.Background()
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	big, err := tensor.New(m, tensor.Float32, []int{32 << 20}, tensor.In(tensor.Storage))
+	require.NoError(t, err)
+	work, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	for i := 0; i < 4; i++ {
+		work.Fill(big, float32(i))
+	}
+	p := work.Submit(ctx, sequence.Signal(tl, 7))
+	require.NoError(t, p.Err())
+	want := uint64(7)
+	if err := tl.Signal(20); err == nil {
+		want = 20
+	} else {
+		assert.ErrorIs(t, err, vkflow.ErrInvalid)
+		assert.Contains(t, err.Error(), "pending")
+	}
+	require.NoError(t, p.Wait(ctx))
+	v, err := tl.Value()
+	require.NoError(t, err)
+	assert.Equal(t, want, v, "the timeline went backwards")
 }

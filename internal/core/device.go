@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,10 @@ type Config struct {
 	// Index is the physical device's position in enumeration order (the
 	// device_id of a kDLVulkan DLPack export).
 	Index int
+	// MaxHeld bounds the submits the scheduler holds back (0: DefaultMaxHeld).
+	MaxHeld int
+	// WaitTimeout bounds waits that have no caller's context (0: 30s).
+	WaitTimeout time.Duration
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -47,6 +52,9 @@ type Device struct {
 	// OnDestroyed runs once after the VkDevice is destroyed (the Manager
 	// destroys its instance there). Set before the device is used.
 	OnDestroyed func()
+	// WaitTimeout bounds waits that have no caller's context (staging
+	// transfers): the Manager's close timeout.
+	WaitTimeout time.Duration
 
 	queues []*Queue // physical queues
 	// families lists the distinct queue families in use. With more than one,
@@ -59,10 +67,11 @@ type Device struct {
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
 	lost    atomic.Bool // a call returned VK_ERROR_DEVICE_LOST
 	gate
-	reg   registry
-	mem   allocator
-	stage staging
-	sched scheduler
+	reg     registry
+	mem     allocator
+	stage   staging
+	sched   scheduler
+	foreign foreignWaits
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -123,6 +132,8 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport}
 	d.Staged = cfg.StagedDeviceMemory
+	d.sched.max = cmp.Or(cfg.MaxHeld, DefaultMaxHeld)
+	d.WaitTimeout = cmp.Or(cfg.WaitTimeout, 30*time.Second)
 	for _, r := range reqs {
 		for k := uint32(0); k < r.Count; k++ {
 			sem, err := dev.CreateTimeline(0)
@@ -276,10 +287,10 @@ func (d *Device) Close(timeout time.Duration) error {
 	for i := range stuck {
 		stuck[i] = "never submitted: " + stuck[i]
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	lost := d.lost.Load()
 	if !lost {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
 		var gpuStuck bool
 		for _, q := range d.queues {
 			v := q.Submitted()
@@ -298,6 +309,9 @@ func (d *Device) Close(timeout time.Duration) error {
 			return err
 		}
 	}
+	// Foreign code's points (DLPack consumers' released points), within
+	// the same timeout; past it they are given up and their memory leaked.
+	d.stopForeign(ctx)
 	// Every submit the driver saw has completed (or the device is lost, and
 	// runs nothing more), so this cannot hang; it also waits for the
 	// driver's own bookkeeping (lavapipe's submit thread touches a batch's

@@ -21,6 +21,9 @@ var (
 	// sticky: every later call on the Manager fails with it; Close still
 	// frees everything.
 	ErrDeviceLost = vk.ErrDeviceLost
+	// ErrBusy: a bounded queue is full (held submits: WithMaxHeldSubmits);
+	// nothing was done, and the call may succeed once work drains.
+	ErrBusy = errors.New("vkflow: limit reached")
 )
 
 // Invalid returns an error wrapping ErrInvalid with a formatted message.

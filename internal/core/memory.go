@@ -257,6 +257,9 @@ func (d *Device) Free(a *Allocation) {
 	if a == nil || a.block == nil || a.view {
 		return
 	}
+	if d.stage.deferFree(a) { // a staging copy that timed out may still use it
+		return
+	}
 	d.VK.DestroyBuffer(a.Buffer)
 	d.mem.release(a)
 	a.block = nil

@@ -12,18 +12,32 @@ import (
 
 // Timeline is the scheduler's view of a user timeline semaphore: which
 // values have been promised (a signal submitted to the driver, or signalled
-// from the host) and which are reserved by accepted submits.
+// from the host) and which are reserved by accepted submits, plus the
+// scheduler's index of the held submits that involve it.
 type Timeline struct {
 	Sem      vk.Semaphore
 	dev      *Device
 	promised uint64 // guarded by the scheduler lock
 	reserved uint64 // guarded by the scheduler lock
+	// gpu is the highest value an accepted submit signals (held or
+	// submitted); seen is a value the semaphore's counter is known to have
+	// reached. While seen < gpu a GPU signal may be pending. Both are
+	// guarded by the scheduler lock.
+	gpu, seen uint64
+	// waiters are the waits of held submits on this timeline for values not
+	// yet promised: a min-heap by value, popped as promised advances.
+	waiters []waiter
+	// signallers are the held submits that signal this timeline, in
+	// acceptance order from signallers[head]; only the first may be
+	// released, so signals of one timeline reach the driver in order.
+	signallers []*Submission
+	head       int
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
 // initial.
 func (d *Device) NewTimeline(sem vk.Semaphore, initial uint64) *Timeline {
-	return &Timeline{Sem: sem, dev: d, promised: initial, reserved: initial}
+	return &Timeline{Sem: sem, dev: d, promised: initial, reserved: initial, gpu: initial, seen: initial}
 }
 
 // Device returns the timeline's device.
@@ -58,6 +72,11 @@ type Submission struct {
 	value    uint64
 	err      error
 	since    time.Time
+
+	// Scheduler state, guarded by its lock.
+	seq        uint64      // acceptance order
+	blocked    int         // unpromised waits + signalled timelines where an earlier held submit comes first
+	prev, next *Submission // the held list, in acceptance order
 }
 
 // QueuePoint is a value of physical queue Queue's own timeline.
@@ -66,21 +85,56 @@ type QueuePoint struct {
 	Value uint64
 }
 
+// waiter is one held submit's wait for value on a timeline.
+type waiter struct {
+	value uint64
+	s     *Submission
+}
+
 // scheduler holds submits back until their waits are promised, so the
 // driver never sees a wait whose signal it has not been given: with a
 // single queue such a wait deadlocks the queue.
+//
+// Held submits are indexed, not scanned: each counts what still blocks it
+// (its unpromised waits, kept in per-timeline heaps by value, and the
+// timelines it signals where an earlier held submit signals first, kept in
+// per-timeline queues). Promising a value or releasing a submit decrements
+// the counts it unblocks, and a count reaching zero makes the submit ready,
+// so releasing n submits costs O(n log n) in all instead of a rescan of
+// every held submit at every step. Ready submits go to the driver in
+// acceptance order.
 type scheduler struct {
-	mu   sync.Mutex
-	held []*Submission
+	mu          sync.Mutex
+	first, last *Submission // held, in acceptance order
+	held        int         // length of the held list
+	max         int         // bound on held submits that are blocked
+	seq         uint64
+	ready       []*Submission // min-heap by seq
 	// scratch for building a vk.Submit, reused under mu
 	sub vk.Submit
+}
+
+// DefaultMaxHeld is the default bound on held submits.
+const DefaultMaxHeld = 65536
+
+// firstOf reports whether s.Signals[i] is the first signal of its timeline
+// in s (a submit may signal one timeline more than once).
+func firstOf(ps []Point, i int) bool {
+	for _, q := range ps[:i] {
+		if q.TL == ps[i].TL {
+			return false
+		}
+	}
+	return true
 }
 
 // Schedule accepts s: its signal values must exceed every value reserved or
 // signalled before on their timelines, and it is released to the driver as
 // soon as its waits are promised and earlier held signals on the same
 // timelines are released. It returns an error, before anything reaches the
-// driver, for a non-increasing signal or a timeline of another device.
+// driver, for a non-increasing signal, a timeline of another device, or
+// (wrapping ErrBusy) a submit that would be held while the bound on held
+// submits is reached.
 func (d *Device) Schedule(s *Submission) error {
 	for _, ps := range [2][]Point{s.Waits, s.Signals} {
 		for _, p := range ps {
@@ -116,12 +170,44 @@ func (d *Device) Schedule(s *Submission) error {
 			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
 		}
 	}
+	blocked := 0
+	for _, w := range s.Waits {
+		if w.TL.promised < w.Value {
+			blocked++
+		}
+	}
+	for i, p := range s.Signals {
+		if firstOf(s.Signals, i) && p.TL.head < len(p.TL.signallers) {
+			blocked++
+		}
+	}
+	if blocked > 0 && sc.held >= sc.max {
+		sc.mu.Unlock()
+		return fmt.Errorf("%w: %d submits are already held back, waiting for timeline points that nobody has signalled or submitted a signal for (the Manager's WithMaxHeldSubmits bound); signal what they wait for, then submit again",
+			ErrBusy, sc.held)
+	}
 	for _, p := range s.Signals {
 		p.TL.reserved = p.Value
+		p.TL.gpu = p.Value
 	}
 	s.released = make(chan struct{})
 	s.since = time.Now()
-	sc.held = append(sc.held, s)
+	sc.seq++
+	s.seq, s.blocked = sc.seq, blocked
+	sc.link(s)
+	for _, w := range s.Waits {
+		if w.TL.promised < w.Value {
+			w.TL.pushWaiter(waiter{w.Value, s})
+		}
+	}
+	for i, p := range s.Signals {
+		if firstOf(s.Signals, i) {
+			p.TL.signallers = append(p.TL.signallers, s)
+		}
+	}
+	if blocked == 0 {
+		sc.pushReady(s)
+	}
 	ready := sc.drain(d)
 	sc.mu.Unlock()
 	finish(ready)
@@ -129,7 +215,11 @@ func (d *Device) Schedule(s *Submission) error {
 }
 
 // HostSignal signals t to v from the host and releases the submits that
-// were waiting for it. v must exceed every value reserved or signalled.
+// were waiting for it. v must exceed every value reserved or signalled, and
+// no GPU signal of t may be pending (held back or submitted and not yet
+// completed): Vulkan requires a host signal to stay below every pending
+// signal, while vkflow requires it above every reserved value, so the two
+// only meet once the GPU's signals have landed.
 func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -145,63 +235,214 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 		sc.mu.Unlock()
 		return Invalid("timeline values must increase: Signal(%d) after %d", v, t.reserved)
 	}
+	if err := d.gpuSignalsLanded(t, v); err != nil {
+		sc.mu.Unlock()
+		return err
+	}
 	if err := d.VK.SignalSemaphore(t.Sem, v); err != nil {
 		sc.mu.Unlock()
 		return d.check(err)
 	}
-	t.reserved, t.promised = v, v
+	t.reserved = v
+	sc.promise(t, v)
 	ready := sc.drain(d)
 	sc.mu.Unlock()
 	finish(ready)
 	return nil
 }
 
-// drain submits every held submission that has become ready, in
-// acceptance order, repeating while submits make others ready. It returns
-// the released submissions for finish. Called with mu held.
+// gpuSignalsLanded returns nil once t's counter has reached every value a
+// submit signals on it, else an error naming the pending value. Called with
+// the scheduler lock held, so no new GPU signal can be accepted meanwhile.
+// It queries the counter only while a GPU signal may be pending.
+func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
+	if t.seen >= t.gpu {
+		return nil
+	}
+	cur, err := d.VK.SemaphoreValue(t.Sem)
+	if err != nil {
+		return err
+	}
+	t.seen = max(t.seen, cur)
+	if cur >= t.gpu {
+		return nil
+	}
+	state := "submitted and not yet completed"
+	if t.promised < t.gpu {
+		state = "held back until its own waits are signalled"
+	}
+	return Invalid("Signal(%d): a GPU signal of %d on this timeline is still pending (%s; value now %d): "+
+		"a host signal may not overtake a pending GPU signal; wait for %d first", v, t.gpu, state, cur, t.gpu)
+}
+
+// promise records that t will reach v (a signal submitted or done) and
+// unblocks the held waits it satisfies. Called with mu held.
+func (sc *scheduler) promise(t *Timeline, v uint64) {
+	if v <= t.promised {
+		return
+	}
+	t.promised = v
+	for len(t.waiters) > 0 && t.waiters[0].value <= v {
+		s := t.popWaiter().s
+		if s.blocked--; s.blocked == 0 {
+			sc.pushReady(s)
+		}
+	}
+}
+
+// drain submits every ready submission, in acceptance order, including
+// those that earlier releases make ready. It returns the released
+// submissions for finish. Called with mu held.
 func (sc *scheduler) drain(d *Device) []*Submission {
 	var done []*Submission
-	for progress := true; progress; {
-		progress = false
-		for i := 0; i < len(sc.held); i++ {
-			s := sc.held[i]
-			if !sc.ready(i) {
+	for len(sc.ready) > 0 {
+		s := sc.popReady()
+		sc.unlink(s)
+		s.value, s.err = sc.submit(s)
+		for i, p := range s.Signals {
+			if !firstOf(s.Signals, i) {
 				continue
 			}
-			sc.held = append(sc.held[:i], sc.held[i+1:]...)
-			i--
-			s.value, s.err = sc.submit(s)
-			if s.err == nil {
-				for _, p := range s.Signals {
-					p.TL.promised = max(p.TL.promised, p.Value)
+			t := p.TL
+			// s was first among t's held signallers (that made it ready).
+			t.signallers[t.head] = nil
+			t.head++
+			if t.head < len(t.signallers) {
+				n := t.signallers[t.head]
+				if n.blocked--; n.blocked == 0 {
+					sc.pushReady(n)
 				}
 			}
-			done = append(done, s)
-			progress = true
+			t.compact()
 		}
+		if s.err == nil {
+			for _, p := range s.Signals {
+				sc.promise(p.TL, p.Value)
+			}
+		}
+		done = append(done, s)
 	}
 	return done
 }
 
-// ready reports whether held[i] may go to the driver: every wait promised,
-// and no earlier held submit signals one of its timelines.
-func (sc *scheduler) ready(i int) bool {
-	s := sc.held[i]
-	for _, w := range s.Waits {
-		if w.TL.promised < w.Value {
-			return false
-		}
+// compact reclaims the released front of t's signaller queue.
+func (t *Timeline) compact() {
+	switch {
+	case t.head == len(t.signallers):
+		t.signallers, t.head = t.signallers[:0], 0
+	case t.head > 32 && t.head > len(t.signallers)/2:
+		n := copy(t.signallers, t.signallers[t.head:])
+		clear(t.signallers[n:])
+		t.signallers, t.head = t.signallers[:n], 0
 	}
-	for _, earlier := range sc.held[:i] {
-		for _, a := range earlier.Signals {
-			for _, b := range s.Signals {
-				if a.TL == b.TL {
-					return false
-				}
-			}
-		}
+}
+
+// link appends s to the held list.
+func (sc *scheduler) link(s *Submission) {
+	s.prev, s.next = sc.last, nil
+	if sc.last != nil {
+		sc.last.next = s
+	} else {
+		sc.first = s
 	}
-	return true
+	sc.last = s
+	sc.held++
+}
+
+// unlink removes s from the held list.
+func (sc *scheduler) unlink(s *Submission) {
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		sc.first = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		sc.last = s.prev
+	}
+	s.prev, s.next = nil, nil
+	sc.held--
+}
+
+// pushReady adds s to the ready heap (ordered by acceptance).
+func (sc *scheduler) pushReady(s *Submission) {
+	h := append(sc.ready, s)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].seq <= h[i].seq {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	sc.ready = h
+}
+
+// popReady removes and returns the earliest accepted ready submit.
+func (sc *scheduler) popReady() *Submission {
+	h := sc.ready
+	s := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = nil
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].seq < h[m].seq {
+			m = l
+		}
+		if r := l + 1; r < n && h[r].seq < h[m].seq {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	sc.ready = h
+	return s
+}
+
+// pushWaiter adds w to t's heap of waits.
+func (t *Timeline) pushWaiter(w waiter) {
+	h := append(t.waiters, w)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].value <= h[i].value {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	t.waiters = h
+}
+
+// popWaiter removes and returns the wait for the lowest value.
+func (t *Timeline) popWaiter() waiter {
+	h := t.waiters
+	w := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = waiter{}
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].value < h[m].value {
+			m = l
+		}
+		if r := l + 1; r < n && h[r].value < h[m].value {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	t.waiters = h
+	return w
 }
 
 func (sc *scheduler) submit(s *Submission) (uint64, error) {
@@ -261,17 +502,23 @@ func (s *Submission) WaitReleased(ctx context.Context) error {
 	}
 }
 
-// Held returns descriptions of the submits still held back.
+// Held returns descriptions of the submits still held back, in acceptance
+// order.
 func (d *Device) Held() []string {
 	sc := &d.sched
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	var out []string
-	for _, s := range sc.held {
+	for s := sc.first; s != nil; s = s.next {
 		var ws []string
 		for _, w := range s.Waits {
 			if w.TL.promised < w.Value {
 				ws = append(ws, fmt.Sprintf("timeline %#x at %d (promised %d)", uint64(w.TL.Sem), w.Value, w.TL.promised))
+			}
+		}
+		for i, p := range s.Signals {
+			if t := p.TL; firstOf(s.Signals, i) && t.head < len(t.signallers) && t.signallers[t.head] != s {
+				ws = append(ws, fmt.Sprintf("an earlier held signal of timeline %#x", uint64(t.Sem)))
 			}
 		}
 		out = append(out, fmt.Sprintf("submit on logical queue %d (physical %d), held %v, waiting for %s",
@@ -286,8 +533,20 @@ func (d *Device) dropHeld(err error) []string {
 	held := d.Held()
 	sc := &d.sched
 	sc.mu.Lock()
-	ss := sc.held
-	sc.held = nil
+	var ss []*Submission
+	for s := sc.first; s != nil; s = s.next {
+		ss = append(ss, s)
+	}
+	for _, s := range ss {
+		for _, w := range s.Waits {
+			w.TL.waiters = nil
+		}
+		for _, p := range s.Signals {
+			p.TL.signallers, p.TL.head = nil, 0
+		}
+		s.prev, s.next = nil, nil
+	}
+	sc.first, sc.last, sc.held, sc.ready = nil, nil, 0, nil
 	sc.mu.Unlock()
 	for _, s := range ss {
 		s.err = err

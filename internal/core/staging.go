@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/vkflow/vkflow/vk"
@@ -14,17 +15,30 @@ const stagingMax = 32 << 20
 // which host data reaches device memory that is not mapped, and back. There
 // is never a staging buffer per tensor. Transfers are synchronous and
 // serialized; they run on physical queue 0.
+//
+// Every wait is bounded (the caller's context, or the device's WaitTimeout).
+// A copy that times out may still run on the GPU: it is remembered as
+// stuck, and until it completes the ring and its command buffer are not
+// reused and the allocation it copies to or from is not freed (Free defers
+// it), as a timeout must never free memory the GPU may still use.
 type staging struct {
 	dev  *Device
 	mu   sync.Mutex
 	buf  *Allocation
 	pool vk.CommandPool
 	cmd  vk.CommandBuffer
-	// pending is the queue value of a copy whose wait failed (Close
-	// started): the command buffer may still be in use.
-	pending uint64
 	// counters
 	bytesUp, bytesDown uint64
+
+	stuckMu sync.Mutex // not mu: Free takes it while a transfer holds mu
+	stuck   *stuckCopy
+}
+
+// stuckCopy is a copy whose wait timed out.
+type stuckCopy struct {
+	alloc *Allocation
+	value uint64 // queue 0's timeline value that completes it
+	freed bool   // Free was called meanwhile: free once it completes
 }
 
 func (s *staging) init(d *Device) { s.dev = d }
@@ -61,16 +75,64 @@ func (s *staging) ensure(n uint64) error {
 }
 
 // Upload copies data into dst at offset through the staging ring and waits
-// for the copy. The copy is ordered after all work submitted earlier to
-// physical queue 0.
+// for the copy, at most the device's WaitTimeout. The copy is ordered after
+// all work submitted earlier to physical queue 0.
 func (d *Device) Upload(dst *Allocation, offset uint64, data []byte) error {
-	return d.stage.transfer(dst, offset, data, true)
+	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
+	defer cancel()
+	return d.stage.transfer(ctx, dst, offset, data, true)
+}
+
+// UploadContext is Upload with the wait bounded by ctx.
+func (d *Device) UploadContext(ctx context.Context, dst *Allocation, offset uint64, data []byte) error {
+	return d.stage.transfer(ctx, dst, offset, data, true)
 }
 
 // Download copies len(out) bytes of src at offset into out through the
-// staging ring, after all work submitted earlier to physical queue 0.
+// staging ring, after all work submitted earlier to physical queue 0,
+// waiting at most the device's WaitTimeout.
 func (d *Device) Download(src *Allocation, offset uint64, out []byte) error {
-	return d.stage.transfer(src, offset, out, false)
+	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
+	defer cancel()
+	return d.stage.transfer(ctx, src, offset, out, false)
+}
+
+// DownloadContext is Download with the wait bounded by ctx.
+func (d *Device) DownloadContext(ctx context.Context, src *Allocation, offset uint64, out []byte) error {
+	return d.stage.transfer(ctx, src, offset, out, false)
+}
+
+// settle waits (bounded by ctx) for a stuck copy to complete, then frees
+// its allocation if Free was called meanwhile. Called with mu held.
+func (s *staging) settle(ctx context.Context) error {
+	s.stuckMu.Lock()
+	st := s.stuck
+	s.stuckMu.Unlock()
+	if st == nil {
+		return nil
+	}
+	if err := s.dev.queues[0].Wait(ctx, st.value); err != nil {
+		return fmt.Errorf("vkflow: staging: an earlier copy through the staging ring (queue 0 value %d) has still not completed: %w", st.value, err)
+	}
+	s.stuckMu.Lock()
+	s.stuck = nil
+	s.stuckMu.Unlock()
+	if st.freed {
+		s.dev.Free(st.alloc)
+	}
+	return nil
+}
+
+// deferFree reports whether a is the allocation of a stuck copy; Free then
+// leaves it to settle, which frees it once the copy completed.
+func (s *staging) deferFree(a *Allocation) bool {
+	s.stuckMu.Lock()
+	defer s.stuckMu.Unlock()
+	if s.stuck == nil || s.stuck.alloc != a {
+		return false
+	}
+	s.stuck.freed = true
+	return true
 }
 
 // StagingBytes returns the bytes moved through the ring so far, up and down.
@@ -80,7 +142,7 @@ func (d *Device) StagingBytes() (up, down uint64) {
 	return d.stage.bytesUp, d.stage.bytesDown
 }
 
-func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) error {
+func (s *staging) transfer(ctx context.Context, a *Allocation, offset uint64, data []byte, up bool) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -91,11 +153,8 @@ func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.dev
-	if s.pending != 0 {
-		if err := d.queues[0].Wait(context.Background(), s.pending); err != nil {
-			return err
-		}
-		s.pending = 0
+	if err := s.settle(ctx); err != nil {
+		return err
 	}
 	if err := s.ensure(uint64(len(data))); err != nil {
 		return err
@@ -133,9 +192,16 @@ func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) e
 		if err != nil {
 			return err
 		}
-		if err := q.Wait(context.Background(), v); err != nil {
-			s.pending = v
-			return err
+		if err := q.Wait(ctx, v); err != nil {
+			s.stuckMu.Lock()
+			s.stuck = &stuckCopy{alloc: a, value: v}
+			s.stuckMu.Unlock()
+			dir := "download from"
+			if up {
+				dir = "upload to"
+			}
+			return fmt.Errorf("vkflow: staging %s device memory (%d bytes at offset %d): waiting for the copy (queue 0 value %d, at %d now): %w",
+				dir, n, offset+uint64(done), v, q.Completed(), err)
 		}
 		if !up {
 			copy(data[done:done+n], ring)
@@ -149,6 +215,13 @@ func (s *staging) transfer(a *Allocation, offset uint64, data []byte, up bool) e
 }
 
 func (s *staging) destroy() {
+	// Only after the device is idle: a stuck copy has completed by now.
+	if st := s.stuck; st != nil {
+		s.stuck = nil
+		if st.freed {
+			s.dev.Free(st.alloc)
+		}
+	}
 	if s.buf != nil {
 		s.dev.Free(s.buf)
 		s.buf = nil
