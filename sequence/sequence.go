@@ -245,6 +245,9 @@ func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
 
 // Copy copies src into dst. With no regions it copies the whole tensor and
 // the lengths must match; regions are in elements. The dtypes must match.
+// As Vulkan requires, no destination region may overlap a source region or
+// another destination region in memory, also when src and dst are views of
+// one buffer (ErrInvalid names the two regions).
 func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 	return s.record(func() (op, error) {
 		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
@@ -268,10 +271,15 @@ func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 			if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
 				return op{}, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
 			}
-			if src == dst && r.Src < r.Dst+r.Len && r.Dst < r.Src+r.Len {
-				return op{}, core.Invalid("Copy: region %d %+v overlaps itself within one tensor", i, r)
-			}
 			rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
+		}
+		if c, bad := copyConflict(placeOf(src), placeOf(dst), rs); bad {
+			other := "destination"
+			if c.dstSrc {
+				other = "source"
+			}
+			return op{}, core.Invalid("Copy: region %d's destination overlaps region %d's %s in memory (regions %+v and %+v; Vulkan forbids it)",
+				c.I, c.J, other, regions[c.I], regions[c.J])
 		}
 		return op{kind: opCopy, tensors: []*tensor.Tensor{src, dst}, regions: rs}, nil
 	})
