@@ -58,9 +58,17 @@ shaders:
 check-shaders:
 	@tools/glslc.sh --check
 
+# Long fuzzing, outside make test: each target runs a fixed number of
+# executions (FUZZ_EXECS) on FUZZ_PARALLEL workers; go test prints the
+# counts. Figures from a run are in docs/RELIABILITY.md.
+FUZZ_EXECS ?= 1000000
+FUZZ_PARALLEL ?= 1
+FUZZ = $(GO) test -run='^$$' -fuzztime=$(FUZZ_EXECS)x -parallel=$(FUZZ_PARALLEL)
+
 fuzz: deps
-	$(GO) test -run='^$$' -fuzz=FuzzReflect -fuzztime=30s ./internal/spirv/
-	$(GO) test -run='^$$' -fuzz=FuzzImport -fuzztime=60s ./dlpack/
+	$(FUZZ) -fuzz='^FuzzCopyRegions$$' ./sequence/
+	$(FUZZ) -fuzz='^FuzzReflect$$' ./internal/spirv/
+	$(FUZZ) -fuzz='^FuzzImport$$' ./dlpack/
 
 bench: deps
 	bench/run.sh
