@@ -429,7 +429,9 @@ func (s *Sequence) Clear() error {
 
 // Rerecord refreshes every dispatch with its algorithm's current bindings
 // (after algorithm.Bind) and rebuilds the command buffer at the next
-// submit.
+// submit. It is all or nothing: when any dispatch's bindings cannot be
+// taken (a bound tensor was closed, say) it returns the error and the
+// sequence keeps its old bindings.
 func (s *Sequence) Rerecord() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -439,6 +441,14 @@ func (s *Sequence) Rerecord() error {
 	if s.inflight > 0 || !s.q.Done(s.last) {
 		return fmt.Errorf("sequence: Rerecord: %w (wait for the last submit first)", core.ErrPending)
 	}
+	// All or nothing: take every new snapshot first (each holds references
+	// on its tensors); on failure release those and leave the ops as they
+	// were, otherwise release the old snapshots and swap.
+	type snap struct {
+		ts     []*tensor.Tensor
+		groups [3]uint32
+	}
+	snaps := make([]snap, len(s.ops))
 	for i := range s.ops {
 		o := &s.ops[i]
 		if o.kind != opDispatch {
@@ -446,12 +456,24 @@ func (s *Sequence) Rerecord() error {
 		}
 		ts, groups, err := o.algo.Snapshot()
 		if err != nil {
-			return fmt.Errorf("sequence: Rerecord: %w", err)
+			for _, sn := range snaps[:i] {
+				for _, t := range sn.ts {
+					t.Object().Release()
+				}
+			}
+			return fmt.Errorf("sequence: Rerecord: dispatch %d: %w", i, err)
+		}
+		snaps[i] = snap{ts, groups}
+	}
+	for i := range s.ops {
+		o := &s.ops[i]
+		if o.kind != opDispatch {
+			continue
 		}
 		for _, t := range o.tensors {
 			t.Object().Release()
 		}
-		o.tensors, o.groups = ts, groups
+		o.tensors, o.groups = snaps[i].ts, snaps[i].groups
 	}
 	s.held = s.held[:0]
 	for _, o := range s.ops {
