@@ -1019,9 +1019,27 @@ func (s *Sequence) Close() error {
 func (s *Sequence) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.releaseBuild()
+	// Drop the tensors before handing the descriptor sets back, and the
+	// algorithms after: a tensor destroyed here must be gone before another
+	// sequence can rewrite and bind a set that pointed at it (the
+	// validation layer otherwise may see the destruction reach a set
+	// already reused).
+	algos := make(map[*core.Object]int)
+	for _, o := range s.ops {
+		if o.algo != nil {
+			algos[o.algo.Object()]++
+		}
+	}
 	for _, o := range s.held {
-		o.Release()
+		if algos[o] == 0 {
+			o.Release()
+		}
+	}
+	s.releaseBuild()
+	for o, n := range algos {
+		for range n {
+			o.Release()
+		}
 	}
 	s.held, s.ops = nil, nil
 	if s.qpool != 0 {
