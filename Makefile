@@ -4,7 +4,7 @@ GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
 
-.PHONY: deps demo test vet shaders check-shaders bench examples fuzz capi python test-capi test-python
+.PHONY: deps demo test vet shaders check-shaders bench examples fuzz soak capi python test-capi test-python
 
 deps:
 	@tools/deps.sh
@@ -58,9 +58,23 @@ shaders:
 check-shaders:
 	@tools/glslc.sh --check
 
+# Long fuzzing, outside make test: each target runs a fixed number of
+# executions (FUZZ_EXECS) on FUZZ_PARALLEL workers; go test prints the
+# counts. Figures from a run are in docs/RELIABILITY.md.
+FUZZ_EXECS ?= 1000000
+FUZZ_PARALLEL ?= 1
+FUZZ = $(GO) test -run='^$$' -timeout=0 -fuzztime=$(FUZZ_EXECS)x -parallel=$(FUZZ_PARALLEL)
+
 fuzz: deps
-	$(GO) test -run='^$$' -fuzz=FuzzReflect -fuzztime=30s ./internal/spirv/
-	$(GO) test -run='^$$' -fuzz=FuzzImport -fuzztime=60s ./dlpack/
+	$(FUZZ) -fuzz='^FuzzCopyRegions$$' ./sequence/
+	$(FUZZ) -fuzz='^FuzzReflect$$' ./internal/spirv/
+	$(FUZZ) -fuzz='^FuzzImport$$' ./dlpack/
+
+# The full soak (sequence/soak_test.go with -tags soak): 8 goroutines,
+# 100,000 random submits on 2 queues, bit-exact against a CPU model, then
+# Close with work in flight. make test runs the same test at 2,000 submits.
+soak: deps
+	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
 
 bench: deps
 	bench/run.sh

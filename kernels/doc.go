@@ -3,9 +3,10 @@
 // length is a multiple of 4), saxpy, and a logistic-regression training
 // step.
 //
-// Each constructor checks dtypes and sizes and returns an
-// *algorithm.Algorithm; dispatch it with a sequence, passing the push
-// constants the constructor documents.
+// Each constructor checks dtypes and sizes. The elementwise ones and Saxpy
+// return an *algorithm.Algorithm: dispatch it with a sequence, passing the
+// push constants the constructor documents. LogRegStep returns a *LogReg
+// whose Record appends a step (two dispatches) to a sequence.
 //
-// Imports: algorithm, tensor, shaders and internal/core.
+// Imports: algorithm, sequence, tensor, shaders and internal/core.
 package kernels

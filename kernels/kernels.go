@@ -68,36 +68,3 @@ func Saxpy(o Owner, x, y *tensor.Tensor) (*algorithm.Algorithm, error) {
 	}
 	return algorithm.New(o, shaders.Saxpy, []*tensor.Tensor{x, y})
 }
-
-// LogRegMaxFeatures is the largest feature count LogRegStep supports.
-const LogRegMaxFeatures = 16
-
-// LogRegStep is one full-batch gradient-descent step of logistic
-// regression, run by one workgroup: x is m×d (row-major), y has m labels
-// (0 or 1), w has d weights and b one bias, both updated in place; loss
-// receives the mean cross-entropy before the step. Push constants:
-// m uint32, d uint32, learning rate float32 (see LogRegPush).
-func LogRegStep(o Owner, x, y, w, b, loss *tensor.Tensor) (*algorithm.Algorithm, error) {
-	for i, t := range []*tensor.Tensor{x, y, w, b, loss} {
-		if t == nil {
-			return nil, core.Invalid("LogRegStep: tensor %d is nil", i)
-		}
-		if t.Dtype() != tensor.Float32 {
-			return nil, core.Invalid("LogRegStep: mismatched dtypes: tensor %d is %v, want float32", i, t.Dtype())
-		}
-	}
-	m, d := y.Len(), w.Len()
-	switch {
-	case d > LogRegMaxFeatures:
-		return nil, core.Invalid("LogRegStep: %d features, at most %d", d, LogRegMaxFeatures)
-	case x.Len() != m*d:
-		return nil, core.Invalid("LogRegStep: size mismatch: x has %d elements, want m*d = %d*%d", x.Len(), m, d)
-	case b.Len() != 1 || loss.Len() != 1:
-		return nil, core.Invalid("LogRegStep: b and loss must have one element")
-	}
-	return algorithm.New(o, shaders.LogReg, []*tensor.Tensor{x, y, w, b, loss}, algorithm.Workgroups(1, 1, 1))
-}
-
-// LogRegPush returns LogRegStep's push constants for m samples, d features
-// and learning rate lr, in dispatch order.
-func LogRegPush(m, d int, lr float32) []any { return []any{uint32(m), uint32(d), lr} }

@@ -255,6 +255,9 @@ func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
 
 // Copy copies src into dst. With no regions it copies the whole tensor and
 // the lengths must match; regions are in elements. The dtypes must match.
+// As Vulkan requires, no destination region may overlap a source region or
+// another destination region in memory, also when src and dst are views of
+// one buffer (ErrInvalid names the two regions).
 func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 	return s.record(func() (op, error) {
 		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
@@ -278,10 +281,15 @@ func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 			if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
 				return op{}, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
 			}
-			if src == dst && r.Src < r.Dst+r.Len && r.Dst < r.Src+r.Len {
-				return op{}, core.Invalid("Copy: region %d %+v overlaps itself within one tensor", i, r)
-			}
 			rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
+		}
+		if c, bad := copyConflict(placeOf(src), placeOf(dst), rs); bad {
+			other := "destination"
+			if c.dstSrc {
+				other = "source"
+			}
+			return op{}, core.Invalid("Copy: region %d's destination overlaps region %d's %s in memory (regions %+v and %+v; Vulkan forbids it)",
+				c.I, c.J, other, regions[c.I], regions[c.J])
 		}
 		return op{kind: opCopy, tensors: []*tensor.Tensor{src, dst}, regions: rs}, nil
 	})
@@ -470,7 +478,9 @@ func (s *Sequence) Clear() error {
 
 // Rerecord refreshes every dispatch with its algorithm's current bindings
 // (after algorithm.Bind) and rebuilds the command buffer at the next
-// submit.
+// submit. It is all or nothing: when any dispatch's bindings cannot be
+// taken (a bound tensor was closed, say) it returns the error and the
+// sequence keeps its old bindings.
 func (s *Sequence) Rerecord() error {
 	if err := s.dev.Enter(); err != nil {
 		return err
@@ -484,6 +494,14 @@ func (s *Sequence) Rerecord() error {
 	if s.inflight > 0 || !s.q.Done(s.last) {
 		return fmt.Errorf("sequence: Rerecord: %w (wait for the last submit first)", core.ErrPending)
 	}
+	// All or nothing: take every new snapshot first (each holds references
+	// on its tensors); on failure release those and leave the ops as they
+	// were, otherwise release the old snapshots and swap.
+	type snap struct {
+		ts     []*tensor.Tensor
+		groups [3]uint32
+	}
+	snaps := make([]snap, len(s.ops))
 	for i := range s.ops {
 		o := &s.ops[i]
 		if o.kind != opDispatch {
@@ -491,12 +509,24 @@ func (s *Sequence) Rerecord() error {
 		}
 		ts, groups, err := o.algo.Snapshot()
 		if err != nil {
-			return fmt.Errorf("sequence: Rerecord: %w", err)
+			for _, sn := range snaps[:i] {
+				for _, t := range sn.ts {
+					t.Object().Release()
+				}
+			}
+			return fmt.Errorf("sequence: Rerecord: dispatch %d: %w", i, err)
+		}
+		snaps[i] = snap{ts, groups}
+	}
+	for i := range s.ops {
+		o := &s.ops[i]
+		if o.kind != opDispatch {
+			continue
 		}
 		for _, t := range o.tensors {
 			t.Object().Release()
 		}
-		o.tensors, o.groups = ts, groups
+		o.tensors, o.groups = snaps[i].ts, snaps[i].groups
 	}
 	s.held = s.held[:0]
 	for _, o := range s.ops {
@@ -1066,9 +1096,27 @@ func (s *Sequence) Close() error {
 func (s *Sequence) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.releaseBuild()
+	// Drop the tensors before handing the descriptor sets back, and the
+	// algorithms after: a tensor destroyed here must be gone before another
+	// sequence can rewrite and bind a set that pointed at it (the
+	// validation layer otherwise may see the destruction reach a set
+	// already reused).
+	algos := make(map[*core.Object]int)
+	for _, o := range s.ops {
+		if o.algo != nil {
+			algos[o.algo.Object()]++
+		}
+	}
 	for _, o := range s.held {
-		o.Release()
+		if algos[o] == 0 {
+			o.Release()
+		}
+	}
+	s.releaseBuild()
+	for o, n := range algos {
+		for range n {
+			o.Release()
+		}
 	}
 	s.held, s.ops = nil, nil
 	for _, a := range s.patterns {

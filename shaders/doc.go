@@ -4,8 +4,8 @@
 // Each shader lives here twice: as GLSL source (X.comp) and as the SPIR-V
 // that glslc produces from it (X.spv). Both are committed, so building the
 // module needs no shader compiler; the SPIR-V is embedded in the binary and
-// exposed as the byte slices Mul, MulVec4, Add, AddVec4, Saxpy, LogReg,
-// Raster and Blend (the last two for examples/rasterblend),
+// exposed as the byte slices Mul, MulVec4, Add, AddVec4, Saxpy, LogRegGrad,
+// LogRegUpdate, Raster and Blend (the last two for examples/rasterblend),
 // and through FS for code that wants to look shaders up by file name.
 //
 // After editing a .comp file, rebuild the SPIR-V with

@@ -48,16 +48,28 @@ var (
 	//go:embed saxpy.spv
 	Saxpy []byte
 
-	// LogReg runs one full-batch gradient-descent step of logistic
-	// regression in a single workgroup of 256 invocations: dispatch
-	// (1, 1, 1). Set 0, binding 0 x (m×d floats, row-major, read-only),
-	// 1 y (m labels 0/1, read-only), 2 w (d weights, read-write), 3 b
-	// (bias, 1 float, read-write), 4 loss (1 float, write-only: mean binary
-	// cross-entropy before the update). Push constants: uint m, uint d,
-	// float lr (12 bytes). d must be at most 16.
+	// LogRegGrad is pass 1 of a full-batch gradient-descent step of
+	// logistic regression: each workgroup of 256 invocations sums the
+	// gradient and loss over its block of 4096 samples (16 per invocation).
+	// Dispatch ceil(m/4096) workgroups. Set 0, binding 0 x (m×d floats,
+	// row-major, read-only), 1 y (m labels 0/1, read-only), 2 w (d weights,
+	// read-only), 3 b (bias, 1 float, read-only), 4 partial (18 floats per
+	// workgroup: d gradient sums from 0, the bias gradient sum at 16, the
+	// loss sum at 17; write-only). Push constants: uint m, uint d (8 bytes).
+	// d must be at most 16.
 	//
-	//go:embed logreg.spv
-	LogReg []byte
+	//go:embed logreg_grad.spv
+	LogRegGrad []byte
+
+	// LogRegUpdate is pass 2: one workgroup of 256 sums the partial slots
+	// of LogRegGrad and updates w and b. Dispatch (1, 1, 1). Set 0,
+	// binding 0 partial (read-only), 1 w (read-write), 2 b (read-write),
+	// 3 loss (1 float, write-only: mean binary cross-entropy before the
+	// update). Push constants: uint m, uint d, float lr, uint groups
+	// (16 bytes).
+	//
+	//go:embed logreg_update.spv
+	LogRegUpdate []byte
 
 	// Raster rasterizes one batch of triangles into an RGBA layer, one
 	// invocation per pixel; the last covering triangle of the batch wins,

@@ -25,7 +25,8 @@ func TestEmbeddedBlobs(t *testing.T) {
 		{"Add", "add.spv", Add},
 		{"AddVec4", "add_vec4.spv", AddVec4},
 		{"Saxpy", "saxpy.spv", Saxpy},
-		{"LogReg", "logreg.spv", LogReg},
+		{"LogRegGrad", "logreg_grad.spv", LogRegGrad},
+		{"LogRegUpdate", "logreg_update.spv", LogRegUpdate},
 		{"Raster", "raster.spv", Raster},
 		{"Blend", "blend.spv", Blend},
 	}

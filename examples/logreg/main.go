@@ -3,13 +3,14 @@
 //
 // The data are m = 256 points with d = 2 features, drawn with a fixed seed
 // and labelled by the rule 1.5*x0 - 2*x1 + 0.5 + noise > 0. Training is
-// full-batch gradient descent from zero weights: 300 dispatches of
-// kernels.LogRegStep recorded into one sequence and evaluated once. Every
-// step reads and rewrites w and b; the barriers the sequence infers between
-// the dispatches order those read-modify-writes.
+// full-batch gradient descent from zero weights: 300 steps of
+// kernels.LogRegStep (two dispatches each: partial sums per workgroup, then
+// their total and the update) recorded into one sequence and evaluated
+// once. Every step reads and rewrites w and b; the barriers the sequence
+// infers between the dispatches order those read-modify-writes.
 //
 // The CPU repeats the same steps in float64 with the formulas of
-// shaders/logreg.comp (mean gradient, loss under the weights before the
+// shaders/logreg_grad.comp and logreg_update.comp (mean gradient, loss under the weights before the
 // step, p clamped to [1e-7, 1-1e-7] inside the logarithm only). The two
 // must agree to within 1e-3, the slack float32 accumulation needs.
 package main
@@ -150,10 +151,10 @@ func trainGPU(mgr *vkflow.Manager, xv, yv []float32) (model, time.Duration, erro
 	if err != nil {
 		return mo, 0, err
 	}
-	push := kernels.LogRegPush(m, d, lr)
+	defer step.Close()
 	seq.SyncDevice(x, y, w, b)
 	for range steps {
-		seq.Dispatch(step, push...)
+		step.Record(seq, lr)
 	}
 	seq.SyncLocal(w, b, loss)
 
@@ -208,7 +209,7 @@ func run() (err error) {
 	}
 	cpu := trainCPU(x, y)
 	fmt.Printf("training  %d steps, lr %g, one sequence of %d dispatches, Eval (wall clock) %v\n\n",
-		steps, lr, steps, elapsed.Round(10*time.Microsecond))
+		steps, lr, 2*steps, elapsed.Round(10*time.Microsecond))
 
 	// loss is the mean cross-entropy entering the last step.
 	fmt.Printf("%-12s %9s %9s %9s %9s %9s\n", "", "w0", "w1", "b", "loss", "accuracy")

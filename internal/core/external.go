@@ -11,8 +11,13 @@ import (
 // This file holds what DLPack needs from the runtime: where a buffer lives,
 // buffers over foreign memory, and single ready points for pending work.
 
-// Memory returns the VkDeviceMemory the buffer is bound to.
-func (a *Allocation) Memory() vk.DeviceMemory { return a.block.mem }
+// Memory returns the VkDeviceMemory the buffer is bound to, 0 once freed.
+func (a *Allocation) Memory() vk.DeviceMemory {
+	if a.block == nil {
+		return 0
+	}
+	return a.block.mem
+}
 
 // MemoryOffset returns where the buffer is bound in Memory.
 func (a *Allocation) MemoryOffset() uint64 { return a.offset }

@@ -63,10 +63,15 @@ func TestReflectShaders(t *testing.T) {
 			Bindings:         []Binding{ro(0, 0), rw(0, 1)},
 			PushConstantSize: 4,
 		}},
-		{"logreg", shaders.LogReg, Module{
+		{"logreg_grad", shaders.LogRegGrad, Module{
 			EntryPoint: "main", LocalSize: [3]uint32{256, 1, 1}, LocalSizeSpecIDs: noSpec,
-			Bindings:         []Binding{ro(0, 0), ro(0, 1), rw(0, 2), rw(0, 3), wo(0, 4)},
-			PushConstantSize: 12,
+			Bindings:         []Binding{ro(0, 0), ro(0, 1), ro(0, 2), ro(0, 3), wo(0, 4)},
+			PushConstantSize: 8,
+		}},
+		{"logreg_update", shaders.LogRegUpdate, Module{
+			EntryPoint: "main", LocalSize: [3]uint32{256, 1, 1}, LocalSizeSpecIDs: noSpec,
+			Bindings:         []Binding{ro(0, 0), rw(0, 1), rw(0, 2), wo(0, 3)},
+			PushConstantSize: 16,
 		}},
 		{"testdata/spec.spv (WorkgroupSize spec composite)", readTestdata(t, "spec.spv"), Module{
 			EntryPoint: "main", LocalSize: [3]uint32{1, 4, 1}, LocalSizeSpecIDs: [3]int32{0, -1, -1},
@@ -783,7 +788,7 @@ func TestStringers(t *testing.T) {
 
 func FuzzReflect(f *testing.F) {
 	valid := [][]byte{
-		shaders.Mul, shaders.MulVec4, shaders.Add, shaders.AddVec4, shaders.Saxpy, shaders.LogReg,
+		shaders.Mul, shaders.MulVec4, shaders.Add, shaders.AddVec4, shaders.Saxpy, shaders.LogRegGrad, shaders.LogRegUpdate,
 		readTestdata(f, "spec.spv"), readTestdata(f, "spec_vk13.spv"), readTestdata(f, "layout.spv"),
 	}
 	for _, code := range valid {
