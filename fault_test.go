@@ -236,3 +236,41 @@ func TestDeviceLost(t *testing.T) {
 		})
 	}
 }
+
+// A submit that fails in vkQueueSubmit never signals; its timeline must not
+// stay "pending" for ever: the host may then signal past it, which releases
+// the submits that waited for the failed signal.
+func TestFailedSubmitReleasesTimeline(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	defer tl.Close()
+	producer, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	defer producer.Close()
+	consumer, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	defer consumer.Close()
+
+	// The consumer is held until 1 is promised.
+	waiting := consumer.Submit(ctx, sequence.Wait(tl, 1))
+	fault.Start()
+	fault.Fail(fault.QueueSubmit, 1, int32(vk.ErrorOutOfDeviceMemory), false)
+	failed := producer.Submit(ctx, sequence.Signal(tl, 1))
+	fault.Stop()
+	err = failed.Wait(ctx)
+	var vkErr *vk.Error
+	require.ErrorAs(t, err, &vkErr, "the injected vkQueueSubmit failure")
+	assert.False(t, waiting.Done(), "the consumer waits for a signal that never came")
+
+	// 1 is burned (values must increase), but 2 from the host is allowed and
+	// releases the consumer.
+	require.ErrorIs(t, tl.Signal(1), vkflow.ErrInvalid)
+	require.NoError(t, tl.Signal(2))
+	require.NoError(t, waiting.Wait(ctx))
+	v, err := tl.Value()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), v)
+}

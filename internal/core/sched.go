@@ -314,6 +314,11 @@ func (sc *scheduler) drain(d *Device) []*Submission {
 				}
 			}
 			t.compact()
+			if s.err != nil && t.head == len(t.signallers) {
+				// The failed signal never lands; with no later GPU signal
+				// held, the GPU owes t nothing beyond what was promised.
+				t.gpu = t.promised
+			}
 		}
 		if s.err == nil {
 			for _, p := range s.Signals {
