@@ -932,10 +932,18 @@ func (s *Sequence) recordDispatch(o *op) error {
 	vk.CmdBindComputePipeline(s.cmd, pipe)
 	vk.CmdBindDescriptorSet(s.cmd, layout, set)
 	vk.CmdPushConstants(s.cmd, layout, o.push)
-	// Dispatches wider than the device limit are split; the base keeps
-	// gl_GlobalInvocationID counting across the pieces.
-	for base := uint32(0); base < g[0]; base += lim[0] {
-		vk.CmdDispatchBase(s.cmd, base, 0, 0, min(lim[0], g[0]-base), g[1], g[2])
+	// The first piece is a plain vkCmdDispatch: the synchronization
+	// validation layer we test under (1.3.239) does not hazard-track
+	// vkCmdDispatchBase, so recording every dispatch with it would hide
+	// missing barriers from the tests. Dispatches wider than the device
+	// limit are split; the later pieces' base keeps gl_GlobalInvocationID
+	// counting across them (tested by value).
+	first := min(lim[0], g[0])
+	vk.CmdDispatch(s.cmd, first, g[1], g[2])
+	for base := first; base < g[0]; {
+		n := min(lim[0], g[0]-base)
+		vk.CmdDispatchBase(s.cmd, base, 0, 0, n, g[1], g[2])
+		base += n
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ func TestMultiply(t *testing.T) {
 		// 4.3M elements / 64 per workgroup exceeds lavapipe's 65535
 		// workgroups: the dispatch is split with vkCmdDispatchBase.
 		{"scalar split over the workgroup limit", 65535*64 + 4096 + 3, true},
+		// Three pieces: vkCmdDispatch, then two vkCmdDispatchBase with
+		// bases 65535 and 131070 (the last piece partly out of range).
+		{"scalar split in three pieces", (2*65535+5)*64 - 7, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
