@@ -752,8 +752,10 @@ func (s *Sequence) build() error {
 	}
 	// Everything submitted earlier to this queue happens before, and its
 	// writes are visible to, this sequence.
-	vk.CmdPipelineBarrier(s.cmd, vk.StageAllCommands, vk.StageAllCommands,
-		vk.AccessMemoryWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite, nil)
+	if inferBarriers {
+		vk.CmdPipelineBarrier(s.cmd, vk.StageAllCommands, vk.StageAllCommands,
+			vk.AccessMemoryWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite, nil)
+	}
 	if s.timestamps {
 		vk.CmdWriteTimestamp(s.cmd, vk.StageTopOfPipe, s.qpool, 0)
 	}
@@ -851,7 +853,7 @@ func (s *Sequence) barrierFor(uses []use) {
 			}
 		}
 	}
-	if len(s.barriers) > 0 {
+	if len(s.barriers) > 0 && inferBarriers {
 		vk.CmdPipelineBarrier(s.cmd, src, dst, 0, 0, s.barriers)
 	}
 }
