@@ -75,3 +75,18 @@ func TestInstanceLayersEnv(t *testing.T) {
 	require.NoError(t, m.Close())
 	assert.Empty(t, v.Messages())
 }
+
+var sink []byte
+
+func TestAllocsCountsRareAllocations(t *testing.T) {
+	assert.Zero(t, Allocs(1000, func() {}))
+	i := 0
+	rare := func() {
+		i++
+		if i%100 == 0 {
+			sink = make([]byte, 64)
+		}
+	}
+	assert.Zero(t, testing.AllocsPerRun(1000, rare), "AllocsPerRun rounds one in 100 down to zero")
+	assert.Equal(t, uint64(10), Allocs(1000, rare), "Allocs counts each")
+}
