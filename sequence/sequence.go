@@ -107,6 +107,13 @@ type Sequence struct {
 	// scratch reused by every build
 	state    map[*core.Allocation]*access
 	barriers []vk.BufferBarrier
+
+	// hz orders the command buffer after earlier submits on the queue:
+	// build fills hz.Uses (one entry per allocation, indexed by useIdx),
+	// and each submit's prelude carries the barriers they need (hazard.go
+	// in internal/core).
+	hz     *core.Hazards
+	useIdx map[*core.Allocation]int
 }
 
 type builtBinding struct {
@@ -130,7 +137,8 @@ func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sequence{dev: d, q: q, queue: queue, state: map[*core.Allocation]*access{}}
+	s := &Sequence{dev: d, q: q, queue: queue, state: map[*core.Allocation]*access{},
+		hz: d.NewHazards(q), useIdx: map[*core.Allocation]int{}}
 	for _, f := range opts {
 		if f != nil {
 			f(s)
@@ -552,7 +560,7 @@ func (s *Sequence) EvalAsync() Pending {
 	if err := s.prepare(); err != nil {
 		return Pending{err: err}
 	}
-	v, err := s.q.Submit(s.submitCmd())
+	v, err := s.q.SubmitTracked(s.submitCmd(), s.hz)
 	if err != nil {
 		return Pending{err: fmt.Errorf("sequence: %w", err)}
 	}
@@ -685,7 +693,7 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	s.inflight++
 	s.mu.Unlock()
 
-	sub := &core.Submission{Q: s.q, Cmd: cmd, Waits: waits, Signals: signals, Logical: s.queue}
+	sub := &core.Submission{Q: s.q, Cmd: cmd, Hazards: s.hz, Waits: waits, Signals: signals, Logical: s.queue}
 	sub.OnRelease = func(v uint64, err error) {
 		s.mu.Lock()
 		if err == nil {
@@ -750,12 +758,10 @@ func (s *Sequence) build() error {
 		}
 		vk.CmdResetQueryPool(s.cmd, s.qpool, 0, uint32(len(s.ops)+1))
 	}
-	// Everything submitted earlier to this queue happens before, and its
-	// writes are visible to, this sequence.
-	if inferBarriers {
-		vk.CmdPipelineBarrier(s.cmd, vk.StageAllCommands, vk.StageAllCommands,
-			vk.AccessMemoryWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite, nil)
-	}
+	// No barrier orders this command buffer after earlier submits: each
+	// submit's prelude does, from s.hz.Uses (see submitCmd).
+	s.hz.Uses = s.hz.Uses[:0]
+	clear(s.useIdx)
 	if s.timestamps {
 		vk.CmdWriteTimestamp(s.cmd, vk.StageTopOfPipe, s.qpool, 0)
 	}
@@ -809,6 +815,7 @@ func (s *Sequence) barrierFor(uses []use) {
 	s.barriers = s.barriers[:0]
 	var src, dst uint32
 	for _, u := range uses {
+		s.summarize(u)
 		st := s.state[u.alloc]
 		if st == nil {
 			st = &access{}
@@ -853,8 +860,35 @@ func (s *Sequence) barrierFor(uses []use) {
 			}
 		}
 	}
-	if len(s.barriers) > 0 && inferBarriers {
+	if len(s.barriers) > 0 && core.InferBarriers {
 		vk.CmdPipelineBarrier(s.cmd, src, dst, 0, 0, s.barriers)
+	}
+}
+
+// summarize adds u to the command buffer's per-buffer uses, from which each
+// submit's prelude orders it after earlier submits.
+func (s *Sequence) summarize(u use) {
+	if u.stage == vk.StageHost {
+		// A host read happens after the submit completes; the barrier to
+		// the host stage is in the command buffer (barrierFor).
+		return
+	}
+	i, ok := s.useIdx[u.alloc]
+	if !ok {
+		i = len(s.hz.Uses)
+		s.useIdx[u.alloc] = i
+		// A tensor's allocation is its whole VkBuffer, or for a view of a
+		// foreign buffer the range [0, Size) that descriptors bind.
+		s.hz.Uses = append(s.hz.Uses, core.BufferUse{Buffer: u.alloc.Buffer, Size: u.alloc.Size})
+	}
+	b := &s.hz.Uses[i]
+	if w := u.access & writeAccess; w != 0 {
+		b.WStages |= u.stage
+		b.WAccess |= w
+	}
+	if r := u.access &^ writeAccess; r != 0 {
+		b.RStages |= u.stage
+		b.RAccess |= r
 	}
 }
 
@@ -1007,5 +1041,6 @@ func (s *Sequence) destroy() {
 	if s.qpool != 0 {
 		s.dev.VK.DestroyQueryPool(s.qpool)
 	}
+	s.hz.Destroy()
 	s.dev.VK.DestroyCommandPool(s.pool)
 }

@@ -236,6 +236,7 @@ func (d *Device) Free(a *Allocation) {
 	if a == nil || a.block == nil || a.view {
 		return
 	}
+	d.forgetBuffer(a.Buffer)
 	d.VK.DestroyBuffer(a.Buffer)
 	d.mem.release(a)
 	a.block = nil
