@@ -65,6 +65,30 @@ func (v *Validation) hook(m vk.Message) {
 	v.t.Errorf("validation %s %s: %s", m.Severity, m.ID, text)
 }
 
+// queueSubmitCheck turns on the layer's hazard checks between command
+// buffers at vkQueueSubmit (alpha in the 1.3.239 layer, off by default).
+// Without it, a barrier missing between two submits (sequence A writes x,
+// sequence B reads it) draws no report.
+const queueSubmitCheck = "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"
+
+var submitOnce sync.Once
+
+// enableSubmitValidation adds queueSubmitCheck to VK_LAYER_ENABLES, which
+// the layer reads when an instance is created. The layer has no other
+// switch for it in this version (VK_EXT_layer_settings came later).
+func enableSubmitValidation() {
+	submitOnce.Do(func() {
+		v := os.Getenv("VK_LAYER_ENABLES")
+		if strings.Contains(v, queueSubmitCheck) {
+			return
+		}
+		if v != "" {
+			v += ","
+		}
+		os.Setenv("VK_LAYER_ENABLES", v+queueSubmitCheck)
+	})
+}
+
 // Quiet is a logger that drops everything below errors, so expected
 // validation text does not flood test output.
 var Quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4}))
@@ -84,6 +108,7 @@ func Manager(t testing.TB, opts ...vkflow.Option) (*vkflow.Manager, *Validation)
 // and check Close's own result).
 func Open(t testing.TB, opts ...vkflow.Option) (*vkflow.Manager, *Validation, error) {
 	t.Helper()
+	enableSubmitValidation()
 	v := &Validation{t: t, expect: map[string]bool{}}
 	all := append([]vkflow.Option{
 		vkflow.WithValidation(true),
