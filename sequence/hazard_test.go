@@ -120,3 +120,38 @@ func TestCrossSubmitReadAfterRead(t *testing.T) {
 	}
 	require.NoError(t, x.Close())
 }
+
+// A destroyed buffer's memory may back a new one: the next submit on the
+// queue carries a global barrier, whatever it touches.
+func TestCrossSubmitAfterFree(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx := context.Background()
+	x, err := tensor.New(m, tensor.Float32, []int{256})
+	require.NoError(t, err)
+	w, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, w.Fill(x, float32(1)).Eval(ctx))
+	before := m.MemStats().Allocations
+	require.NoError(t, w.Close())
+	require.NoError(t, x.Close())
+	require.Less(t, m.MemStats().Allocations, before, "x was freed")
+
+	y, err := tensor.FromSlice(m, []float32{1, 2, 3})
+	require.NoError(t, err)
+	out, err := tensor.New(m, tensor.Float32, []int{3})
+	require.NoError(t, err)
+	r, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, r.Copy(y, out).SyncLocal(out).Eval(ctx))
+	n, _ := sequence.HazardStats(r)
+	assert.Equal(t, int64(1), n, "the first submit after a free orders after everything")
+	require.NoError(t, r.Eval(ctx))
+	n, _ = sequence.HazardStats(r)
+	assert.Equal(t, int64(2), n, "then only real hazards: out written twice")
+	got, err := out.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3}, got)
+	for _, c := range []interface{ Close() error }{r, y, out} {
+		require.NoError(t, c.Close())
+	}
+}

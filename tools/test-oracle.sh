@@ -7,7 +7,8 @@
 # vkflow_nobarriers, under which the sequence records none of the barriers it
 # infers. The synchronization validation layer must then report hazards: the
 # check succeeds only if the run FAILS and its output contains SYNC-HAZARD
-# reports, at least one in each package listed in MUST_SEE. If the suite
+# reports, at least one in each package listed in MUST_SEE, and sequence's
+# include hazards between submits (reported at vkQueueSubmit). If the suite
 # passes without barriers, the tests can no longer see a missing barrier
 # (for example, commands the layer does not track) and this check fails.
 set -uo pipefail
@@ -23,7 +24,7 @@ trap 'rm -rf "$out"' EXIT
 
 failed=0
 total=0
-declare -A seen
+declare -A seen submits
 for p in "${PKGS[@]}"; do
 	log="$out/$(basename "$p").log"
 	if $GO test -race -count=1 -tags vkflow_nobarriers "$p" >"$log" 2>&1; then
@@ -33,12 +34,15 @@ for p in "${PKGS[@]}"; do
 		failed=1
 	fi
 	n=$(grep -o 'validation error SYNC-HAZARD[A-Z_-]*' "$log" | wc -l)
+	# Hazards between command buffers, reported at vkQueueSubmit.
+	sub=$(grep -c 'vkQueueSubmit: Hazard' "$log")
+	submits[$p]=$sub
 	seen[$p]=$n
 	total=$((total + n))
 	kinds=$(grep -o 'validation error SYNC-HAZARD[A-Z_-]*' "$log" | sed 's/validation error //' | sort | uniq -c | awk '{printf " %s=%s", $2, $1}')
 	status=passed
 	[ $rc -ne 0 ] && status=failed
-	echo "test-oracle: $p without barriers: $status, $n SYNC-HAZARD reports${kinds}"
+	echo "test-oracle: $p without barriers: $status, $n SYNC-HAZARD reports (${sub} between submits)${kinds}"
 done
 
 ok=1
@@ -52,6 +56,11 @@ for p in "${MUST_SEE[@]}"; do
 		ok=0
 	fi
 done
+# The cross-submit barriers (internal/core/hazard.go) must be seen too.
+if [ "${submits[./sequence/]}" -eq 0 ]; then
+	echo "test-oracle: FAIL: no hazard between submits reported in ./sequence/ without barriers" >&2
+	ok=0
+fi
 if [ $ok -eq 0 ]; then
 	exit 1
 fi
