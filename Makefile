@@ -4,7 +4,7 @@ GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
 
-.PHONY: deps demo test vet shaders check-shaders bench examples fuzz soak capi python test-capi test-python
+.PHONY: deps demo test test-oracle vet shaders check-shaders bench examples fuzz soak capi python test-capi test-python
 
 deps:
 	@tools/deps.sh
@@ -31,7 +31,14 @@ examples: deps
 # through the Python package (Debian's /usr/bin/python3).
 test: deps check-shaders vet
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory test-oracle
 	$(MAKE) --no-print-directory test-capi test-python
+
+# The mutation check of the test oracle: the sequence, timeline and dlpack
+# tests built with the test-only tag vkflow_nobarriers (no inferred
+# barriers) must fail with SYNC-HAZARD reports from the validation layer.
+test-oracle:
+	GO=$(GO) tools/test-oracle.sh
 
 # libvkflow.so and its headers, in build/.
 capi:

@@ -11,6 +11,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
+// The examples open a Manager with plain vkflow.New(), as a user's program
+// does, so they run without the validation layer: an example has no
+// *testing.T for testutil.Manager to fail. The same operations run under
+// validation in this package's tests.
+
 // Open the default device, multiply two tensors elementwise and read the
 // result back.
 func ExampleNew() {

@@ -52,14 +52,13 @@ func TestDeviceSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("VKFLOW_DEVICE", tt.env)
-			m, err := vkflow.New(append([]vkflow.Option{vkflow.WithLogger(testutil.Quiet)}, tt.opts...)...)
+			m, _, err := testutil.Open(t, tt.opts...)
 			if tt.is != nil {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, tt.is)
 				return
 			}
 			require.NoError(t, err)
-			defer m.Close()
 			if tt.want != "*" {
 				assert.Equal(t, tt.want, m.Device().Name)
 			}
@@ -104,15 +103,18 @@ func TestFeatures(t *testing.T) {
 	have := m.Device().Features
 	assert.Empty(t, have.Missing(f), "only supported features are enabled")
 
-	_, err := vkflow.New(vkflow.WithLogger(testutil.Quiet), vkflow.WithFeatures(vk.Features{BufferDeviceAddress: true, ShaderFloat64: true}))
+	asked := vk.Features{TimelineSemaphore: true, BufferDeviceAddress: true, ShaderFloat64: true}
+	m2, _, err := testutil.Open(t, vkflow.WithFeatures(asked))
 	if !have.BufferDeviceAddress || !have.ShaderFloat64 {
 		assert.ErrorIs(t, err, vkflow.ErrUnsupported)
+		return
 	}
+	require.NoError(t, err)
+	assert.Equal(t, asked, m2.Features(), "exactly the features asked for")
 }
 
 func TestCloseIsIdempotentAndCascades(t *testing.T) {
-	m, err := vkflow.New(vkflow.WithLogger(testutil.Quiet))
-	require.NoError(t, err)
+	m, _ := testutil.Manager(t)
 	a, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
 	require.NoError(t, err)
 	mul, err := kernels.Multiply(m, a, a, a)
@@ -146,15 +148,13 @@ func TestCloseIsIdempotentAndCascades(t *testing.T) {
 func TestValidationIsLiveAndLogged(t *testing.T) {
 	// A broken pipeline-cache-free check: the hook sees messages from the
 	// layer. Creating a buffer of size 0 is invalid usage the layer reports.
-	var msgs []vk.Message
-	m, err := vkflow.New(vkflow.WithValidation(true), vkflow.WithLogger(testutil.Quiet),
-		vkflow.WithDebugHook(func(msg vk.Message) { msgs = append(msgs, msg) }))
-	require.NoError(t, err)
-	defer m.Close()
+	m, layer := testutil.Manager(t)
+	layer.Expect("VUID-VkBufferCreateInfo-size")
 	buf, err := m.Runtime().VK.CreateBuffer(0, vk.BufferUsageStorage)
 	if err == nil {
 		m.Runtime().VK.DestroyBuffer(buf)
 	}
+	msgs := layer.Messages()
 	require.NotEmpty(t, msgs, "the validation layer reports a zero-size buffer")
 	assert.Contains(t, msgs[0].ID, "VUID-VkBufferCreateInfo-size")
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
-	"github.com/vkflow/vkflow/vk"
 )
 
 // Test shaders; each .spv is built from the .comp beside it (see the
@@ -871,19 +870,12 @@ func mustBound(t *testing.T, a *algorithm.Algorithm, ts ...*tensor.Tensor) *algo
 
 // Manager.Close closes every algorithm; using one afterwards is ErrClosed.
 func TestManagerCloseClosesAlgorithms(t *testing.T) {
-	var mu sync.Mutex
-	var msgs []vk.Message
-	m, err := vkflow.New(vkflow.WithValidation(true), vkflow.WithLogger(testutil.Quiet),
-		vkflow.WithDebugHook(func(msg vk.Message) {
-			mu.Lock()
-			msgs = append(msgs, msg)
-			mu.Unlock()
-		}))
-	require.NoError(t, err)
+	m, _ := testutil.Manager(t)
 	av := inputs(100)
 	a := newTensor(t, m, av)
 	o := newTensor(t, m, filled(100, sentinel))
 	algos := make([]*algorithm.Algorithm, 5)
+	var err error
 	for i := range algos {
 		algos[i], err = algorithm.New(m, specSPV, []*tensor.Tensor{a, o}, algorithm.Spec(2, uint32(i)))
 		require.NoError(t, err)
@@ -907,9 +899,4 @@ func TestManagerCloseClosesAlgorithms(t *testing.T) {
 	_, err = algorithm.New(m, specSPV, []*tensor.Tensor{a, o})
 	assert.ErrorIs(t, err, vkflow.ErrClosed)
 	assert.True(t, errors.Is(seq.Eval(context.Background()), vkflow.ErrClosed))
-	mu.Lock()
-	defer mu.Unlock()
-	for _, msg := range msgs {
-		t.Errorf("validation %s %s: %s", msg.Severity, msg.ID, msg.Text)
-	}
 }

@@ -12,6 +12,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
+// The examples open a Manager with plain vkflow.New(), as a user's program
+// does, so they run without the validation layer: an example has no
+// *testing.T for testutil.Manager to fail. The same operations run under
+// validation in this package's tests.
+
 // Build an algorithm from SPIR-V (saxpy: y = alpha*x + y) and dispatch it
 // with its push constant, given as a typed Go value.
 func ExampleNew() {

@@ -37,6 +37,9 @@ func sizeName(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
+// benchManager opens a Manager without the validation layer: benchmarks
+// measure vkflow, and the layer would dominate the timings. The tests cover
+// the same calls under validation.
 func benchManager(b *testing.B) *vkflow.Manager {
 	m, err := vkflow.New(vkflow.WithLogger(testutil.Quiet))
 	require.NoError(b, err)

@@ -10,6 +10,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
+// The examples open a Manager with plain vkflow.New(), as a user's program
+// does, so they run without the validation layer: an example has no
+// *testing.T for testutil.Manager to fail. The same operations run under
+// validation in this package's tests.
+
 // A tensor goes out as a legacy DLManagedTensor, the way NumPy 1.24 and
 // PyTorch 1.13 take it, and comes back in.
 func Example() {

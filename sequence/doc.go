@@ -9,8 +9,15 @@
 //
 // The command buffer is built at the first submit after a change. Barriers
 // between operations are inferred from each buffer's last recorded access
-// (read-after-write, write-after-read, write-after-write); a leading barrier
-// orders the sequence after everything submitted earlier to its queue.
+// (read-after-write, write-after-read, write-after-write). Across submits
+// the queue remembers each buffer's last write and the reads since, and a
+// submit whose first accesses conflict with them gets, in the same batch, a
+// small prelude with barriers on exactly those buffer ranges; reads after
+// reads, and buffers nothing touched before, get none (the preludes are
+// cached, so resubmitting a pattern records nothing). Between queues the
+// order comes from timeline waits alone, as between CUDA streams: a tensor
+// written on one queue and used on another needs a Wait on a value
+// signalled after the write, or the two race.
 // SyncLocal makes GPU writes visible to the host. SyncDevice needs no GPU
 // command: queue submission makes earlier host writes visible, and memory
 // that is not host-visible is written through the staging ring at once.

@@ -12,6 +12,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
+// The examples open a Manager with plain vkflow.New(), as a user's program
+// does, so they run without the validation layer: an example has no
+// *testing.T for testutil.Manager to fail. The same operations run under
+// validation in this package's tests.
+
 // EvalAsync submits and returns at once; the host is free until it waits on
 // the Pending, with a context that bounds the wait.
 func ExampleSequence_EvalAsync() {

@@ -41,6 +41,9 @@ func TestMultiply(t *testing.T) {
 		// 4.3M elements / 64 per workgroup exceeds lavapipe's 65535
 		// workgroups: the dispatch is split with vkCmdDispatchBase.
 		{"scalar split over the workgroup limit", 65535*64 + 4096 + 3, true},
+		// Three pieces: vkCmdDispatch, then two vkCmdDispatchBase with
+		// bases 65535 and 131070 (the last piece partly out of range).
+		{"scalar split in three pieces", (2*65535+5)*64 - 7, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,13 +226,15 @@ func TestEvalAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	seq.Dispatch(mul)
 	require.NoError(t, seq.Eval(ctx)) // builds
-	allocs := testing.AllocsPerRun(100, func() {
+	// testutil.Allocs counts every allocation over all runs (AllocsPerRun
+	// would round one allocation in 100 calls down to zero).
+	allocs := testutil.Allocs(1000, func() {
 		if err := seq.Eval(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})
-	assert.Zero(t, allocs, "steady-state submit + wait")
-	allocs = testing.AllocsPerRun(100, func() {
+	assert.Zero(t, allocs, "steady-state submit + wait, 1000 runs")
+	allocs = testutil.Allocs(1000, func() {
 		p := seq.EvalAsync()
 		for !p.Done() {
 		}
@@ -237,7 +242,7 @@ func TestEvalAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	assert.Zero(t, allocs, "EvalAsync + Done + Wait")
+	assert.Zero(t, allocs, "EvalAsync + Done + Wait, 1000 runs")
 }
 
 // heavy records enough work that it is still running a few milliseconds
@@ -444,8 +449,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestManagerCloseOrder(t *testing.T) {
-	m, err := vkflow.New(vkflow.WithValidation(true), vkflow.WithLogger(testutil.Quiet))
-	require.NoError(t, err)
+	m, _ := testutil.Manager(t)
 	a, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
 	require.NoError(t, err)
 	mul, err := kernels.Multiply(m, a, a, a)

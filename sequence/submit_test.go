@@ -152,8 +152,7 @@ func TestValuesMustIncreaseInSubmits(t *testing.T) {
 // A submit waiting on a point nobody signals does not hang the program:
 // Wait returns the context's error and Close reports it.
 func TestStuckSubmit(t *testing.T) {
-	m, err := vkflow.New(vkflow.WithValidation(true), vkflow.WithLogger(testutil.Quiet))
-	require.NoError(t, err)
+	m, _ := testutil.Manager(t)
 	ctx := context.Background()
 	tl, err := timeline.New(m, 0)
 	require.NoError(t, err)

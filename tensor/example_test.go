@@ -9,6 +9,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
+// The examples open a Manager with plain vkflow.New(), as a user's program
+// does, so they run without the validation layer: an example has no
+// *testing.T for testutil.Manager to fail. The same operations run under
+// validation in this package's tests.
+
 // FromSlice copies a Go slice into a new Device tensor; the shape defaults
 // to the slice's length, or is given explicitly.
 func ExampleFromSlice() {

@@ -306,8 +306,7 @@ func TestUnsupportedDtypeFeature(t *testing.T) {
 }
 
 func TestManagerCloseClosesTensors(t *testing.T) {
-	m, err := vkflow.New(vkflow.WithLogger(testutil.Quiet))
-	require.NoError(t, err)
+	m, _ := testutil.Manager(t)
 	a, err := tensor.FromSlice(m, []float32{1, 2})
 	require.NoError(t, err)
 	require.NoError(t, m.Close())

@@ -34,6 +34,17 @@ func (s Severity) String() string {
 	}
 }
 
+// Debug message types (VkDebugUtilsMessageTypeFlagBitsEXT).
+const (
+	MessageGeneral     uint32 = 0x1
+	MessageValidation  uint32 = 0x2
+	MessagePerformance uint32 = 0x4
+)
+
+// loaderMessageID is the pMessageIdName the Vulkan loader gives its own
+// messages (for example, that VK_INSTANCE_LAYERS added a layer).
+const loaderMessageID = "Loader Message"
+
 // Message is one message from the VK_EXT_debug_utils messenger, such as a
 // validation layer report.
 type Message struct {
@@ -41,6 +52,13 @@ type Message struct {
 	Types    uint32 // VkDebugUtilsMessageTypeFlagsEXT
 	ID       string // pMessageIdName, e.g. "SYNC-HAZARD-READ-AFTER-WRITE"
 	Text     string
+}
+
+// FromLoader reports whether m is the Vulkan loader's own message (general
+// type, ID "Loader Message") rather than a layer's report about the
+// application's use of Vulkan.
+func (m Message) FromLoader() bool {
+	return m.Types&(MessageValidation|MessagePerformance) == 0 && m.ID == loaderMessageID
 }
 
 // Debug sinks are registered under an integer token that travels through C

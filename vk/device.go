@@ -469,6 +469,7 @@ func (d *Device) SignalSemaphore(s Semaphore, value uint64) error {
 // Submit is one batch for QueueSubmit. The slices are read during the call
 // only; keep them in long-lived scratch to avoid allocation.
 type Submit struct {
+	Pre          CommandBuffer // nil for none; runs before Cmd in the same batch
 	Cmd          CommandBuffer // nil for none
 	WaitSems     []Semaphore
 	WaitValues   []uint64
@@ -501,7 +502,7 @@ func QueueSubmit(q Queue, s *Submit) error {
 	if len(s.WaitStages) > 0 {
 		stages = (*C.uint32_t)(unsafe.Pointer(&s.WaitStages[0]))
 	}
-	return check("vkQueueSubmit", C.vkflowQueueSubmit(q, s.Cmd,
+	return check("vkQueueSubmit", C.vkflowQueueSubmit(q, s.Pre, s.Cmd,
 		C.uint32_t(len(s.WaitSems)), semp(s.WaitSems), u64p(s.WaitValues), stages,
 		C.uint32_t(len(s.SignalSems)), semp(s.SignalSems), u64p(s.SignalValues)))
 }
@@ -509,8 +510,14 @@ func QueueSubmit(q Queue, s *Submit) error {
 // QueueSubmitSignal submits cmd (nil for none) signalling one timeline
 // value, the common case, without any slice.
 func QueueSubmitSignal(q Queue, cmd CommandBuffer, sem Semaphore, value uint64) error {
+	return QueueSubmitSignalPre(q, nil, cmd, sem, value)
+}
+
+// QueueSubmitSignalPre is QueueSubmitSignal with a command buffer pre
+// (nil for none) submitted before cmd in the same batch.
+func QueueSubmitSignalPre(q Queue, pre, cmd CommandBuffer, sem Semaphore, value uint64) error {
 	if r, ok := injected(fault.QueueSubmit); ok {
 		return check("vkQueueSubmit", r)
 	}
-	return check("vkQueueSubmit", C.vkflowQueueSubmit1(q, cmd, C.uint64_t(sem), C.uint64_t(value)))
+	return check("vkQueueSubmit", C.vkflowQueueSubmit1(q, pre, cmd, C.uint64_t(sem), C.uint64_t(value)))
 }

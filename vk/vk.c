@@ -827,9 +827,13 @@ VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value) {
 	return vkf.vkSignalSemaphore(dev, &si);
 }
 
-VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer cmd,
+VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues) {
+	VkCommandBuffer cmds[2];
+	uint32_t n = 0;
+	if (pre != NULL) cmds[n++] = pre;
+	if (cmd != NULL) cmds[n++] = cmd;
 	VkTimelineSemaphoreSubmitInfo ti = {
 		.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
 		.waitSemaphoreValueCount = nWait,
@@ -843,14 +847,14 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer cmd,
 		.waitSemaphoreCount = nWait,
 		.pWaitSemaphores = (const VkSemaphore *)waitSems,
 		.pWaitDstStageMask = (const VkPipelineStageFlags *)waitStages,
-		.commandBufferCount = cmd != NULL ? 1 : 0,
-		.pCommandBuffers = &cmd,
+		.commandBufferCount = n,
+		.pCommandBuffers = cmds,
 		.signalSemaphoreCount = nSignal,
 		.pSignalSemaphores = (const VkSemaphore *)signalSems,
 	};
 	return vkf.vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE);
 }
 
-VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue) {
-	return vkflowQueueSubmit(q, cmd, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
+VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue) {
+	return vkflowQueueSubmit(q, pre, cmd, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
 }

@@ -176,9 +176,9 @@ vkflowU64 vkflowSemaphoreValue(VkDevice dev, uint64_t s);
 VkResult vkflowWaitSemaphores(VkDevice dev, uint32_t n, const uint64_t *sems, const uint64_t *values, int any, uint64_t timeout);
 VkResult vkflowWaitSemaphore(VkDevice dev, uint64_t sem, uint64_t value, uint64_t timeout);
 VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value);
-VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer cmd,
+VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues);
-VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue);
+VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue);
 
 #endif

@@ -141,7 +141,7 @@ func Open(cfg Config) (*Device, error) {
 				d.destroy()
 				return nil, err
 			}
-			d.queues = append(d.queues, &Queue{dev: d, Index: len(d.queues), Family: r.Family, InFam: k, handle: dev.Queue(r.Family, k), sem: sem})
+			d.queues = append(d.queues, &Queue{dev: d, Index: len(d.queues), Family: r.Family, InFam: k, handle: dev.Queue(r.Family, k), sem: sem, hazards: map[vk.Buffer]*hazardState{}})
 		}
 	}
 	for _, r := range reqs {

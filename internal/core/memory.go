@@ -254,7 +254,13 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 // Free destroys the buffer and returns its memory to the block. The caller
 // guarantees the GPU is done with it.
 func (d *Device) Free(a *Allocation) {
-	if a == nil || a.block == nil || a.view {
+	if a == nil || a.block == nil {
+		return
+	}
+	// The queues forget the buffer's hazard state (a view's too: its
+	// owner may destroy the buffer once our views are gone).
+	d.forgetBuffer(a.Buffer)
+	if a.view {
 		return
 	}
 	if d.stage.deferFree(a) { // a staging copy that timed out may still use it

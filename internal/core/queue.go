@@ -29,8 +29,10 @@ type Queue struct {
 	sem    vk.Semaphore
 
 	mu        sync.Mutex
-	submitted atomic.Uint64 // last value handed to the driver
-	completed atomic.Uint64 // last value seen completed (a cache)
+	hazards   map[vk.Buffer]*hazardState // guarded by mu (hazard.go)
+	reused    bool                       // a tracked buffer was destroyed; guarded by mu
+	submitted atomic.Uint64              // last value handed to the driver
+	completed atomic.Uint64              // last value seen completed (a cache)
 }
 
 // Submitted returns the last timeline value submitted.
@@ -44,26 +46,41 @@ func (q *Queue) Lock() { q.mu.Lock() }
 func (q *Queue) Unlock() { q.mu.Unlock() }
 
 // SubmitLocked submits s, appending the queue's own next timeline value to
-// its signals; the caller holds Lock, is inside the device's gate (see
-// Enter) and owns s's scratch slices. It returns the value that will signal
-// completion.
-func (q *Queue) SubmitLocked(s *vk.Submit) (uint64, error) {
+// its signals, with the prelude that h's hazards need (h may be nil for an
+// untracked submit); the caller holds Lock, is inside the device's gate
+// (see Enter) and owns s's scratch slices. It returns the value that will
+// signal completion.
+func (q *Queue) SubmitLocked(s *vk.Submit, h *Hazards) (uint64, error) {
 	if q.dev.closing.Load() {
 		return 0, Closed("Manager")
 	}
 	v := q.submitted.Load() + 1
+	pre, err := h.prelude(q, v)
+	if err != nil {
+		return 0, err
+	}
+	s.Pre = pre
 	s.SignalSems = append(s.SignalSems, q.sem)
 	s.SignalValues = append(s.SignalValues, v)
 	if err := vk.QueueSubmit(q.handle, s); err != nil {
 		return 0, q.dev.check(err)
 	}
 	q.submitted.Store(v)
+	if h != nil {
+		h.commit(q)
+	}
 	return v, nil
 }
 
 // Submit submits cmd (nil for none) and returns the timeline value that
 // signals its completion. It allocates nothing.
-func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
+func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) { return q.SubmitTracked(cmd, nil) }
+
+// SubmitTracked submits cmd, whose buffer uses h describes (nil for an
+// untracked submit), after a prelude with the barriers that order it after
+// earlier submits on the queue (hazard.go). In steady state it allocates
+// nothing.
+func (q *Queue) SubmitTracked(cmd vk.CommandBuffer, h *Hazards) (uint64, error) {
 	d := q.dev
 	if err := d.Enter(); err != nil {
 		return 0, err
@@ -71,9 +88,15 @@ func (q *Queue) Submit(cmd vk.CommandBuffer) (uint64, error) {
 	defer d.Exit()
 	q.mu.Lock()
 	v := q.submitted.Load() + 1
-	err := vk.QueueSubmitSignal(q.handle, cmd, q.sem, v)
+	pre, err := h.prelude(q, v)
+	if err == nil {
+		err = vk.QueueSubmitSignalPre(q.handle, pre, cmd, q.sem, v)
+	}
 	if err == nil {
 		q.submitted.Store(v)
+		if h != nil {
+			h.commit(q)
+		}
 	}
 	q.mu.Unlock()
 	if err != nil {

@@ -57,6 +57,7 @@ type Point struct {
 type Submission struct {
 	Q       *Queue
 	Cmd     vk.CommandBuffer
+	Hazards *Hazards // Cmd's buffer uses, nil if untracked (hazard.go)
 	Waits   []Point
 	Signals []Point
 	// After lists values of other physical queues' timelines, already
@@ -474,7 +475,7 @@ func (sc *scheduler) submit(s *Submission) (uint64, error) {
 		b.SignalValues = append(b.SignalValues, p.Value)
 	}
 	s.Q.Lock()
-	v, err := s.Q.SubmitLocked(b)
+	v, err := s.Q.SubmitLocked(b, s.Hazards)
 	s.Q.Unlock()
 	return v, err
 }

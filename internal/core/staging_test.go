@@ -32,7 +32,7 @@ func TestStagingWaitIsBounded(t *testing.T) {
 	q, err := d.Queue(0)
 	require.NoError(t, err)
 	q.Lock()
-	_, err = q.SubmitLocked(&vk.Submit{WaitSems: []vk.Semaphore{gate.Semaphore()}, WaitValues: []uint64{1}, WaitStages: []uint32{vk.StageAllCommands}})
+	_, err = q.SubmitLocked(&vk.Submit{WaitSems: []vk.Semaphore{gate.Semaphore()}, WaitValues: []uint64{1}, WaitStages: []uint32{vk.StageAllCommands}}, nil)
 	q.Unlock()
 	require.NoError(t, err)
 

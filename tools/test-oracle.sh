@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The mutation check of the test oracle.
+#
+#   tools/test-oracle.sh
+#
+# Runs the sequence, timeline and dlpack tests built with the test-only tag
+# vkflow_nobarriers, under which the sequence records none of the barriers it
+# infers. The synchronization validation layer must then report hazards: the
+# check succeeds only if the run FAILS and its output contains SYNC-HAZARD
+# reports, at least one in each package listed in MUST_SEE, and sequence's
+# include hazards between submits (reported at vkQueueSubmit). If the suite
+# passes without barriers, the tests can no longer see a missing barrier
+# (for example, commands the layer does not track) and this check fails.
+set -uo pipefail
+
+GO=${GO:-go}
+PKGS=(./sequence/ ./timeline/ ./dlpack/)
+# Packages whose tests must each show a hazard on their own. timeline's
+# tests order their submits with semaphores, which need no barrier.
+MUST_SEE=(./sequence/ ./dlpack/)
+
+out=$(mktemp -d /tmp/vkflow-oracle.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+failed=0
+total=0
+declare -A seen submits
+for p in "${PKGS[@]}"; do
+	log="$out/$(basename "$p").log"
+	if $GO test -race -count=1 -tags vkflow_nobarriers "$p" >"$log" 2>&1; then
+		rc=0
+	else
+		rc=1
+		failed=1
+	fi
+	n=$(grep -o 'validation error SYNC-HAZARD[A-Z_-]*' "$log" | wc -l)
+	# Hazards between command buffers, reported at vkQueueSubmit.
+	sub=$(grep -c 'vkQueueSubmit: Hazard' "$log")
+	submits[$p]=$sub
+	seen[$p]=$n
+	total=$((total + n))
+	kinds=$(grep -o 'validation error SYNC-HAZARD[A-Z_-]*' "$log" | sed 's/validation error //' | sort | uniq -c | awk '{printf " %s=%s", $2, $1}')
+	status=passed
+	[ $rc -ne 0 ] && status=failed
+	echo "test-oracle: $p without barriers: $status, $n SYNC-HAZARD reports (${sub} between submits)${kinds}"
+done
+
+ok=1
+if [ $failed -eq 0 ]; then
+	echo "test-oracle: FAIL: the tests pass with every inferred barrier removed; they cannot see a missing barrier" >&2
+	ok=0
+fi
+for p in "${MUST_SEE[@]}"; do
+	if [ "${seen[$p]}" -eq 0 ]; then
+		echo "test-oracle: FAIL: no SYNC-HAZARD report in $p without barriers" >&2
+		ok=0
+	fi
+done
+# The cross-submit barriers (internal/core/hazard.go) must be seen too.
+if [ "${submits[./sequence/]}" -eq 0 ]; then
+	echo "test-oracle: FAIL: no hazard between submits reported in ./sequence/ without barriers" >&2
+	ok=0
+fi
+if [ $ok -eq 0 ]; then
+	exit 1
+fi
+echo "test-oracle: ok: removing the inferred barriers is caught ($total SYNC-HAZARD reports)"
