@@ -1,0 +1,316 @@
+package sequence
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Pipeline stages and access masks for Barrier (Vulkan synchronization 1).
+const (
+	StageTop      = vk.StageTopOfPipe
+	StageCompute  = vk.StageComputeShader
+	StageTransfer = vk.StageTransfer
+	StageHost     = vk.StageHost
+	StageBottom   = vk.StageBottomOfPipe
+	StageAll      = vk.StageAllCommands
+
+	AccessShaderRead    = vk.AccessShaderRead
+	AccessShaderWrite   = vk.AccessShaderWrite
+	AccessTransferRead  = vk.AccessTransferRead
+	AccessTransferWrite = vk.AccessTransferWrite
+	AccessHostRead      = vk.AccessHostRead
+	AccessHostWrite     = vk.AccessHostWrite
+	AccessMemoryRead    = vk.AccessMemoryRead
+	AccessMemoryWrite   = vk.AccessMemoryWrite
+)
+
+// Barrier is an explicit global memory barrier.
+type Barrier struct {
+	SrcStages, SrcAccess uint32
+	DstStages, DstAccess uint32
+}
+
+// Region copies Len elements from element Src of the source to element Dst
+// of the destination.
+type Region struct {
+	Src, Dst, Len int
+}
+
+type opKind uint8
+
+const (
+	opSyncDevice opKind = iota
+	opSyncLocal
+	opCopy
+	opFill
+	opBarrier
+	opDispatch
+)
+
+var opNames = [...]string{"SyncDevice", "SyncLocal", "Copy", "Fill", "Barrier", "Dispatch"}
+
+type op struct {
+	kind    opKind
+	tensors []*tensor.Tensor // for a dispatch: the algorithm's bindings when recorded
+	groups  [3]uint32
+	algo    *algorithm.Algorithm
+	push    []byte
+	regions []vk.CopyRegion
+	fill    uint32
+	// fillSize is how many bytes vkCmdFillBuffer writes from offset 0; the
+	// rest of the tensor's bytes are copied from fillSrc.
+	fillSize uint64
+	fillSrc  *core.Allocation
+	barrier  Barrier
+}
+
+func (s *Sequence) checkTensors(what string, ts []*tensor.Tensor) error {
+	for i, t := range ts {
+		if t == nil {
+			return core.Invalid("%s: tensor %d is nil", what, i)
+		}
+		if t.Closed() {
+			return core.Closed(fmt.Sprintf("%s: tensor %d", what, i))
+		}
+		if t.Object().Device() != s.dev {
+			return core.Invalid("%s: tensor %d belongs to another Manager", what, i)
+		}
+	}
+	return nil
+}
+
+// SyncDevice declares that the host wrote ts before this submit. Queue
+// submission already makes such writes visible to the GPU, so it records no
+// command; it checks that the tensors have host access.
+func (s *Sequence) SyncDevice(ts ...*tensor.Tensor) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("SyncDevice", ts); err != nil {
+			return op{}, err
+		}
+		for i, t := range ts {
+			if t.Memory() == tensor.Storage {
+				return op{}, core.Invalid("SyncDevice: tensor %d is Storage memory, which the host cannot write", i)
+			}
+		}
+		return op{kind: opSyncDevice, tensors: append([]*tensor.Tensor(nil), ts...)}, nil
+	})
+}
+
+// SyncLocal makes the GPU's writes to ts visible to the host once the
+// submit completes. For memory that is not host-mapped the accessors copy
+// through the staging ring and no command is needed.
+func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("SyncLocal", ts); err != nil {
+			return op{}, err
+		}
+		for i, t := range ts {
+			if t.Memory() == tensor.Storage {
+				return op{}, core.Invalid("SyncLocal: tensor %d is Storage memory, which the host cannot read", i)
+			}
+		}
+		return op{kind: opSyncLocal, tensors: append([]*tensor.Tensor(nil), ts...)}, nil
+	})
+}
+
+// Copy copies src into dst. With no regions it copies the whole tensor and
+// the lengths must match; regions are in elements. The dtypes must match.
+// As Vulkan requires, no destination region may overlap a source region or
+// another destination region in memory, also when src and dst are views of
+// one buffer (ErrInvalid names the two regions).
+func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
+			return op{}, err
+		}
+		if src.Dtype() != dst.Dtype() {
+			return op{}, core.Invalid("Copy: mismatched dtypes %v and %v", src.Dtype(), dst.Dtype())
+		}
+		if len(regions) == 0 {
+			if src.Len() != dst.Len() {
+				return op{}, core.Invalid("Copy: size mismatch: %d elements into %d (give regions for a partial copy)", src.Len(), dst.Len())
+			}
+			regions = []Region{{Len: src.Len()}}
+		}
+		if dst.ReadOnly() {
+			return op{}, core.Invalid("Copy: the destination is read-only")
+		}
+		es := uint64(src.Dtype().Size())
+		rs := make([]vk.CopyRegion, len(regions))
+		for i, r := range regions {
+			if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
+				return op{}, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
+			}
+			rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
+		}
+		if c, bad := copyConflict(placeOf(src), placeOf(dst), rs); bad {
+			other := "destination"
+			if c.dstSrc {
+				other = "source"
+			}
+			return op{}, core.Invalid("Copy: region %d's destination overlaps region %d's %s in memory (regions %+v and %+v; Vulkan forbids it)",
+				c.I, c.J, other, regions[c.I], regions[c.J])
+		}
+		return op{kind: opCopy, tensors: []*tensor.Tensor{src, dst}, regions: rs}, nil
+	})
+}
+
+// Fill sets every element of t to v, whose Go type must match t's dtype
+// (tensor.Half for float16). 8-byte values must have equal 32-bit halves
+// (zero, for example), because the GPU fills in 32-bit words. It writes
+// exactly the tensor's bytes: vkCmdFillBuffer writes whole words, so when
+// the size is not a multiple of 4 and the tensor has no padding of its own
+// (an import), its last 1-3 bytes are copied from a small host-written
+// buffer holding the pattern.
+func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
+	return s.record(func() (op, error) {
+		if err := s.checkTensors("Fill", []*tensor.Tensor{t}); err != nil {
+			return op{}, err
+		}
+		if t.ReadOnly() {
+			return op{}, core.Invalid("Fill: the tensor is read-only")
+		}
+		word, err := fillWord(t.Dtype(), v)
+		if err != nil {
+			return op{}, err
+		}
+		o := op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: word, fillSize: t.Bytes()}
+		if padded := (t.Bytes() + 3) &^ 3; t.Allocation().Size >= padded {
+			o.fillSize = padded // the padding is the tensor's own
+		} else if o.fillSize &^= 3; o.fillSize != t.Bytes() {
+			if o.fillSrc, err = s.fillPattern(word); err != nil {
+				return op{}, err
+			}
+		}
+		return o, nil
+	})
+}
+
+// fillPattern returns a host-written buffer holding word, one per distinct
+// word, kept until the sequence is destroyed (the GPU only reads it).
+// Called with mu held.
+func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
+	if a := s.patterns[word]; a != nil {
+		return a, nil
+	}
+	a, err := s.dev.Alloc(core.MemHost, 4, vk.BufferUsageTransferSrc)
+	if err != nil {
+		return nil, err
+	}
+	binary.LittleEndian.PutUint32(a.Bytes(), word)
+	if err := s.dev.Flush(a); err != nil {
+		s.dev.Free(a)
+		return nil, err
+	}
+	if s.patterns == nil {
+		s.patterns = map[uint32]*core.Allocation{}
+	}
+	s.patterns[word] = a
+	return a, nil
+}
+
+func fillWord(d tensor.Dtype, v any) (uint32, error) {
+	var bits uint64
+	var got tensor.Dtype
+	switch x := v.(type) {
+	case tensor.Half:
+		bits, got = uint64(x), tensor.Float16
+	case float32:
+		bits, got = uint64(math.Float32bits(x)), tensor.Float32
+	case float64:
+		bits, got = math.Float64bits(x), tensor.Float64
+	case int8:
+		bits, got = uint64(uint8(x)), tensor.Int8
+	case int16:
+		bits, got = uint64(uint16(x)), tensor.Int16
+	case int32:
+		bits, got = uint64(uint32(x)), tensor.Int32
+	case int64:
+		bits, got = uint64(x), tensor.Int64
+	case uint8:
+		bits, got = uint64(x), tensor.Uint8
+	case uint16:
+		bits, got = uint64(x), tensor.Uint16
+	case uint32:
+		bits, got = uint64(x), tensor.Uint32
+	case uint64:
+		bits, got = x, tensor.Uint64
+	case bool:
+		if x {
+			bits = 1
+		}
+		got = tensor.Bool
+	default:
+		return 0, core.Invalid("Fill: unsupported value type %T", v)
+	}
+	if got != d {
+		return 0, core.Invalid("Fill: mismatched dtypes: tensor is %v, value is %v", d, got)
+	}
+	switch d.Size() {
+	case 1:
+		return uint32(bits) * 0x01010101, nil
+	case 2:
+		return uint32(bits) | uint32(bits)<<16, nil
+	case 4:
+		return uint32(bits), nil
+	}
+	if uint32(bits) != uint32(bits>>32) {
+		return 0, core.Invalid("Fill: %v value %v has unequal 32-bit halves; the GPU fills 32-bit words", d, v)
+	}
+	return uint32(bits), nil
+}
+
+// Barrier records an explicit global memory barrier, in addition to the
+// inferred ones.
+func (s *Sequence) Barrier(b Barrier) *Sequence {
+	return s.record(func() (op, error) {
+		if b.SrcStages == 0 || b.DstStages == 0 {
+			return op{}, core.Invalid("Barrier: source and destination stages must be non-zero")
+		}
+		return op{kind: opBarrier, barrier: b}, nil
+	})
+}
+
+// Dispatch records the algorithm with the tensors bound to it now, and push
+// constants given as typed values (see algorithm.Push), whose encoded size
+// must equal the shader's push constant block. A later algorithm.Bind does
+// not change this dispatch until Rerecord.
+func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
+	return s.record(func() (op, error) {
+		if a == nil {
+			return op{}, core.Invalid("Dispatch: nil algorithm")
+		}
+		if a.Object().Closed() {
+			return op{}, core.Closed("Dispatch: algorithm")
+		}
+		if a.Object().Device() != s.dev {
+			return op{}, core.Invalid("Dispatch: algorithm belongs to another Manager")
+		}
+		data, err := algorithm.Push(push...)
+		if err != nil {
+			return op{}, err
+		}
+		if len(data) != a.PushSize() {
+			return op{}, core.Invalid("Dispatch: push constants are %d bytes, the pipeline's are %d", len(data), a.PushSize())
+		}
+		ts, groups, err := a.Snapshot()
+		if err != nil {
+			return op{}, err
+		}
+		for i, t := range ts {
+			if t.ReadOnly() && a.Access(i) != algorithm.ReadOnly {
+				for _, t := range ts {
+					t.Object().Release()
+				}
+				return op{}, core.Invalid("Dispatch: binding %d writes a read-only tensor", i)
+			}
+		}
+		return op{kind: opDispatch, algo: a, push: data, tensors: ts, groups: groups}, nil
+	})
+}
