@@ -51,13 +51,8 @@ func (s *staging) ensure(n uint64) error {
 	}
 	d := s.dev
 	if s.pool == 0 {
-		p, err := d.VK.CreateCommandPool(d.queues[0].Family, vk.CommandPoolTransient|vk.CommandPoolResetBuffer)
+		p, c, err := d.transientCommandBuffer(d.queues[0].Family)
 		if err != nil {
-			return err
-		}
-		c, err := d.VK.AllocateCommandBuffer(p)
-		if err != nil {
-			d.VK.DestroyCommandPool(p)
 			return err
 		}
 		s.pool, s.cmd = p, c
@@ -230,4 +225,20 @@ func (s *staging) destroy() {
 		s.dev.VK.DestroyCommandPool(s.pool)
 		s.pool = 0
 	}
+}
+
+// transientCommandBuffer creates a pool of short-lived, resettable command
+// buffers on family and one command buffer from it, for the device's own
+// transfers (the staging ring, zero fills). The caller destroys the pool.
+func (d *Device) transientCommandBuffer(family uint32) (vk.CommandPool, vk.CommandBuffer, error) {
+	p, err := d.VK.CreateCommandPool(family, vk.CommandPoolTransient|vk.CommandPoolResetBuffer)
+	if err != nil {
+		return 0, nil, err
+	}
+	c, err := d.VK.AllocateCommandBuffer(p)
+	if err != nil {
+		d.VK.DestroyCommandPool(p)
+		return 0, nil, err
+	}
+	return p, c, nil
 }

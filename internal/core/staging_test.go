@@ -20,9 +20,11 @@ import (
 // The copy may still run later, so its memory is not freed until it has
 // completed. Queue 0 is blocked with a submit, made directly on the queue
 // (the scheduler would hold it back), that waits on a timeline nobody has
-// signalled yet; the host signals it at the end and everything drains.
+// signalled yet; the host signals it at the end and everything drains. The
+// timeout also bounds the zero fill of the fresh block under FromSlice, so
+// it leaves room for a loaded machine.
 func TestStagingWaitIsBounded(t *testing.T) {
-	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory(), vkflow.WithCloseTimeout(200*time.Millisecond))
+	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory(), vkflow.WithCloseTimeout(time.Second))
 	d := m.Runtime()
 	x, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/vkflow/vkflow/vk"
@@ -23,9 +22,6 @@ import (
 // block in one submit (one vkCmdFillBuffer per range), waited on the host
 // before the allocation is returned, so the zeros are visible to later work
 // on any queue and later allocations from the block are clean.
-
-// zeroTimeout bounds the host wait for a zero fill.
-const zeroTimeout = 10 * time.Second
 
 type zeroer struct {
 	mu   sync.Mutex // serializes fills; held until a fill has completed
@@ -117,11 +113,12 @@ func (m *allocator) zero(a *Allocation) error {
 }
 
 // fill zeroes ranges of buf in one submit on physical queue 0 and waits
-// for it, at most zeroTimeout. Called with z.mu held.
+// for it, at most the device's WaitTimeout (the Manager's close timeout).
+// Called with z.mu held.
 func (m *allocator) fill(buf vk.Buffer, ranges []span) error {
 	d, z := m.dev, &m.z
 	q := d.queues[0]
-	ctx, cancel := context.WithTimeout(context.Background(), zeroTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
 	defer cancel()
 	if last := z.last.Load(); last != 0 {
 		if err := q.Wait(ctx, last); err != nil {
@@ -130,13 +127,8 @@ func (m *allocator) fill(buf vk.Buffer, ranges []span) error {
 		z.last.Store(0)
 	}
 	if z.pool == 0 {
-		p, err := d.VK.CreateCommandPool(q.Family, vk.CommandPoolTransient|vk.CommandPoolResetBuffer)
+		p, c, err := d.transientCommandBuffer(q.Family)
 		if err != nil {
-			return err
-		}
-		c, err := d.VK.AllocateCommandBuffer(p)
-		if err != nil {
-			d.VK.DestroyCommandPool(p)
 			return err
 		}
 		z.pool, z.cmd = p, c
@@ -166,7 +158,7 @@ func (m *allocator) fill(buf vk.Buffer, ranges []span) error {
 	}
 	if err := q.Wait(ctx, v); err != nil {
 		z.last.Store(v)
-		return fmt.Errorf("vkflow: zero fill: vkCmdFillBuffer of %d ranges did not complete in %v: %w", len(ranges), zeroTimeout, err)
+		return fmt.Errorf("vkflow: zero fill: vkCmdFillBuffer of %d ranges did not complete in %v: %w", len(ranges), d.WaitTimeout, err)
 	}
 	return nil
 }
