@@ -114,3 +114,28 @@ func TestViewAndOwnerInOneSequence(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{7, 7, 7, 1, 1, 1, 1, 1}, got)
 }
+
+// The tail patterns of Fill on odd-sized imports do not pile up in a
+// sequence that is cleared and re-recorded with new values: Clear frees
+// them.
+func TestFillPatternsFreedByClear(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	mt, data := foreign{dev: Device{CPU, 0}, dt: DataType{codeUInt, 8, 1}, ndim: 1, shape: []int64{7}, data: make([]byte, 7)}.build()
+	x, copied, err := Import(ctx, m, mt)
+	require.NoError(t, err)
+	defer x.Close()
+	require.False(t, copied)
+	s, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	defer s.Close()
+	var first int
+	for i := range 200 {
+		require.NoError(t, s.Clear())
+		require.NoError(t, s.Fill(x, uint8(i)).Eval(ctx))
+		if i == 0 {
+			first = m.MemStats().Allocations
+		}
+	}
+	assert.Equal(t, bytes.Repeat([]byte{199}, 7), unsafe.Slice((*byte)(data), 7))
+	assert.Equal(t, first, m.MemStats().Allocations, "allocations after 200 Clear+Fill rounds")
+}

@@ -44,7 +44,7 @@ type Sequence struct {
 	timestamps bool
 
 	// fill patterns for tensors whose size is not a multiple of 4, by
-	// word; freed in destroy
+	// word; freed by Clear and destroy
 	patterns map[uint32]*core.Allocation
 
 	// scratch reused by every build, by VkBuffer: a kDLVulkan view and
@@ -163,6 +163,11 @@ func (s *Sequence) Clear() error {
 	s.held = s.held[:0]
 	clear(s.ops)
 	s.ops = s.ops[:0]
+	// No submit is pending, so the GPU is done with the fill patterns.
+	for w, a := range s.patterns {
+		s.dev.Free(a)
+		delete(s.patterns, w)
+	}
 	s.err = nil
 	s.built = false
 	return nil
