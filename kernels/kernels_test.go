@@ -494,3 +494,10 @@ func TestLogRegStepErrors(t *testing.T) {
 	closeAll(t, seq, step)
 	require.NoError(t, step.Close(), "Close is idempotent")
 }
+
+// Close on the nil step a failed LogRegStep returns does nothing, as for
+// every other vkflow type (defer step.Close() before checking err).
+func TestLogRegCloseNil(t *testing.T) {
+	var step *kernels.LogReg
+	assert.NoError(t, step.Close())
+}

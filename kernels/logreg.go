@@ -93,8 +93,12 @@ func (l *LogReg) Record(s *sequence.Sequence, lr float32) *sequence.Sequence {
 func (l *LogReg) Groups() int { return l.groups }
 
 // Close releases the algorithms and the scratch buffer; sequences that
-// recorded steps keep them alive until they are done. Idempotent.
+// recorded steps keep them alive until they are done. Idempotent; nil is
+// a no-op.
 func (l *LogReg) Close() error {
+	if l == nil {
+		return nil
+	}
 	var errs []error
 	if l.grad != nil {
 		errs = append(errs, l.grad.Close())

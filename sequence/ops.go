@@ -193,7 +193,8 @@ func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
 }
 
 // fillPattern returns a host-written buffer holding word, one per distinct
-// word, kept until the sequence is destroyed (the GPU only reads it).
+// word, kept until the sequence is cleared or destroyed (the GPU only
+// reads it).
 // Called with mu held.
 func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
 	if a := s.patterns[word]; a != nil {

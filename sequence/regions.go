@@ -11,12 +11,15 @@ import (
 // it gives undefined results, so Copy rejects it.
 
 // place says where a tensor's bytes lie: in buffer buf from byte bufOff,
-// and in device memory mem from byte memOff (mem 0 when unknown). Two
-// tensors share bytes when they are views of one buffer, or of buffers
-// bound to one memory.
+// in device memory mem from byte memOff (mem 0 when unknown), and at host
+// address host when mapped (0 if not). Two tensors share bytes when they
+// are views of one buffer, or of buffers bound to one memory, or when
+// their host addresses overlap: zero-copy host imports of overlapping host
+// memory each have a VkDeviceMemory of their own.
 type place struct {
 	buf, mem       uint64
 	bufOff, memOff uint64
+	host           uint64
 }
 
 // placeOf returns where t's bytes lie. A tensor starts at byte 0 of its
@@ -24,7 +27,7 @@ type place struct {
 // it.
 func placeOf(t *tensor.Tensor) place {
 	a := t.Allocation()
-	return place{buf: uint64(a.Buffer), mem: uint64(a.Memory()), memOff: a.MemoryOffset()}
+	return place{buf: uint64(a.Buffer), mem: uint64(a.Memory()), memOff: a.MemoryOffset(), host: uint64(uintptr(a.Mapped))}
 }
 
 // sameSpace reports whether a and b are in one address space, and the
@@ -35,6 +38,8 @@ func sameSpace(a, b place) (bool, uint64, uint64) {
 		return true, a.bufOff, b.bufOff
 	case a.mem != 0 && a.mem == b.mem:
 		return true, a.memOff, b.memOff
+	case a.host != 0 && b.host != 0:
+		return true, a.host, b.host
 	}
 	return false, 0, 0
 }

@@ -44,19 +44,20 @@ type Sequence struct {
 	timestamps bool
 
 	// fill patterns for tensors whose size is not a multiple of 4, by
-	// word; freed in destroy
+	// word; freed by Clear and destroy
 	patterns map[uint32]*core.Allocation
 
-	// scratch reused by every build
-	state    map[*core.Allocation]*access
+	// scratch reused by every build, by VkBuffer: a kDLVulkan view and
+	// the tensor it views are one buffer
+	state    map[vk.Buffer]*access
 	barriers []vk.BufferBarrier
 
 	// hz orders the command buffer after earlier submits on the queue:
-	// build fills hz.Uses (one entry per allocation, indexed by useIdx),
+	// build fills hz.Uses (one entry per VkBuffer, indexed by useIdx),
 	// and each submit's prelude carries the barriers they need (hazard.go
 	// in internal/core).
 	hz     *core.Hazards
-	useIdx map[*core.Allocation]int
+	useIdx map[vk.Buffer]int
 }
 
 type builtBinding struct {
@@ -75,8 +76,8 @@ func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sequence{dev: d, q: q, queue: queue, state: map[*core.Allocation]*access{},
-		hz: d.NewHazards(q), useIdx: map[*core.Allocation]int{}}
+	s := &Sequence{dev: d, q: q, queue: queue, state: map[vk.Buffer]*access{},
+		hz: d.NewHazards(q), useIdx: map[vk.Buffer]int{}}
 	for _, f := range opts {
 		if f != nil {
 			f(s)
@@ -162,6 +163,11 @@ func (s *Sequence) Clear() error {
 	s.held = s.held[:0]
 	clear(s.ops)
 	s.ops = s.ops[:0]
+	// No submit is pending, so the GPU is done with the fill patterns.
+	for w, a := range s.patterns {
+		s.dev.Free(a)
+		delete(s.patterns, w)
+	}
 	s.err = nil
 	s.built = false
 	return nil

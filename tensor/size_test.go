@@ -72,3 +72,21 @@ func TestSizeAtLimit(t *testing.T) {
 	assert.Equal(t, uint64(n), x.Bytes())
 	require.NoError(t, x.Close())
 }
+
+// maxStorageBufferRange bounds a descriptor's range, which is the
+// tensor's bytes, not its buffer's 4-byte padding: with a limit that is
+// not a multiple of 4 (NVIDIA reports 2^32-1), a tensor of exactly that
+// many bytes is accepted, one more byte is not.
+func TestSizeAtOddStorageBufferRange(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	lim := &m.Runtime().Info.Limits
+	saved := lim.MaxStorageBufferRange
+	t.Cleanup(func() { lim.MaxStorageBufferRange = saved })
+	lim.MaxStorageBufferRange = 1<<20 - 1
+	require.Equal(t, uint64(1<<20-1), tensor.MaxBytes(m.Runtime()))
+	x, err := tensor.New(m, tensor.Uint8, []int{1<<20 - 1}, tensor.In(tensor.Storage))
+	require.NoError(t, err, "a tensor of MaxBytes bytes")
+	require.NoError(t, x.Close())
+	_, err = tensor.New(m, tensor.Uint8, []int{1 << 20}, tensor.In(tensor.Storage))
+	require.ErrorIs(t, err, vkflow.ErrInvalid)
+}

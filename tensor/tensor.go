@@ -104,10 +104,12 @@ func checkSize(dtype Dtype, shape []int) (int, uint64, error) {
 }
 
 // MaxBytes returns the largest tensor d can hold in one buffer: the lower
-// of maxStorageBufferRange and maxMemoryAllocationSize.
+// of maxStorageBufferRange (which bounds a descriptor's range, the
+// tensor's bytes) and maxMemoryAllocationSize rounded down to 4 (which
+// bounds the buffer, padded to 4 bytes).
 func MaxBytes(d *core.Device) uint64 {
 	limit := uint64(d.Info.Limits.MaxStorageBufferRange)
-	if a := d.Info.Limits.MaxMemoryAllocationSize; a != 0 && a < limit {
+	if a := d.Info.Limits.MaxMemoryAllocationSize &^ 3; a != 0 && a < limit {
 		limit = a
 	}
 	return limit
@@ -167,7 +169,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if name, ok := featureFor(dtype, d.Features); !ok {
 		return nil, core.Unsupported("%v tensors need the %s feature, which is not enabled on %s", dtype, name, d.Info.Name)
 	}
-	if limit := MaxBytes(d); (size+3)&^3 > limit {
+	if limit := MaxBytes(d); size > limit {
 		return nil, core.Invalid("tensor of %d bytes exceeds the device's buffer limit (%d bytes: maxStorageBufferRange %d, maxMemoryAllocationSize %d)",
 			size, limit, d.Info.Limits.MaxStorageBufferRange, d.Info.Limits.MaxMemoryAllocationSize)
 	}
