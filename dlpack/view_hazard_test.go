@@ -58,3 +58,44 @@ func TestViewHazardAcrossSubmits(t *testing.T) {
 		require.NoError(t, x.Close())
 	}
 }
+
+// A tensor and a view of its buffer in one sequence are one buffer to the
+// barriers inside the command buffer and across submits.
+func TestViewAndProducerInOneSequence(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	src, err := tensor.New(m, tensor.Float32, []int{8})
+	require.NoError(t, err)
+	ex, err := Export(ctx, src, Options{Device: &Device{Vulkan, int32(m.Device().Index)}})
+	require.NoError(t, err)
+	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
+	mt, _ := foreign{dev: Device{Vulkan, int32(m.Device().Index)}, dt: DataType{codeFloat, 32, 1}, ndim: 1, shape: []int64{3}, data: vb}.build()
+	view, _, err := Import(ctx, m, mt)
+	require.NoError(t, err)
+	part, err := tensor.New(m, tensor.Float32, []int{3}, tensor.In(tensor.Host))
+	require.NoError(t, err)
+	host, err := tensor.New(m, tensor.Float32, []int{8}, tensor.In(tensor.Host))
+	require.NoError(t, err)
+
+	a, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	b, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	// a: read the view, then write the whole buffer; b: write the view.
+	a.Copy(view, part).Fill(src, float32(4)).SyncLocal(part)
+	b.Fill(view, float32(9)).Copy(src, host).SyncLocal(host)
+	for round := 0; round < 2; round++ {
+		pa, pb := a.EvalAsync(), b.EvalAsync()
+		require.NoError(t, pa.Wait(ctx))
+		require.NoError(t, pb.Wait(ctx))
+		got, err := host.Float32s()
+		require.NoError(t, err)
+		assert.Equal(t, []float32{9, 9, 9, 4, 4, 4, 4, 4}, got)
+	}
+	for _, x := range []interface{ Close() error }{a, b, view} {
+		require.NoError(t, x.Close())
+	}
+	ex.Delete()
+	for _, x := range []*tensor.Tensor{part, host, src} {
+		require.NoError(t, x.Close())
+	}
+}

@@ -90,10 +90,10 @@ func (s *Sequence) barrierFor(uses []use) {
 	var src, dst uint32
 	for _, u := range uses {
 		s.summarize(u)
-		st := s.state[u.alloc]
+		st := s.state[u.alloc.Buffer]
 		if st == nil {
 			st = &access{}
-			s.state[u.alloc] = st
+			s.state[u.alloc.Buffer] = st
 		}
 		write := u.access&writeAccess != 0
 		readBits := u.access &^ writeAccess
@@ -147,15 +147,17 @@ func (s *Sequence) summarize(u use) {
 		// the host stage is in the command buffer (barrierFor).
 		return
 	}
-	i, ok := s.useIdx[u.alloc]
+	i, ok := s.useIdx[u.alloc.Buffer]
 	if !ok {
 		i = len(s.hz.Uses)
-		s.useIdx[u.alloc] = i
+		s.useIdx[u.alloc.Buffer] = i
 		// A tensor's allocation is its whole VkBuffer, or for a view of a
-		// foreign buffer the range [0, Size) that descriptors bind.
-		s.hz.Uses = append(s.hz.Uses, core.BufferUse{Buffer: u.alloc.Buffer, Size: u.alloc.Size})
+		// foreign buffer the range [0, Size) that descriptors bind; a
+		// buffer used through several allocations is one entry.
+		s.hz.Uses = append(s.hz.Uses, core.BufferUse{Buffer: u.alloc.Buffer})
 	}
 	b := &s.hz.Uses[i]
+	b.Size = max(b.Size, u.alloc.Size)
 	if w := u.access & writeAccess; w != 0 {
 		b.WStages |= u.stage
 		b.WAccess |= w
@@ -166,13 +168,14 @@ func (s *Sequence) summarize(u use) {
 	}
 }
 
-// merge folds uses of the same buffer within one op together.
+// merge folds uses of the same buffer within one op together (a tensor
+// and a view of its buffer too).
 func merge(uses []use) []use {
 	out := uses[:0]
 	for _, u := range uses {
 		found := false
 		for i := range out {
-			if out[i].alloc == u.alloc {
+			if out[i].alloc.Buffer == u.alloc.Buffer {
 				out[i].stage |= u.stage
 				out[i].access |= u.access
 				found = true

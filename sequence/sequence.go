@@ -47,16 +47,17 @@ type Sequence struct {
 	// word; freed in destroy
 	patterns map[uint32]*core.Allocation
 
-	// scratch reused by every build
-	state    map[*core.Allocation]*access
+	// scratch reused by every build; keyed by buffer, not allocation: a
+	// tensor and a kDLVulkan view of its buffer are one buffer to barriers
+	state    map[vk.Buffer]*access
 	barriers []vk.BufferBarrier
 
 	// hz orders the command buffer after earlier submits on the queue:
-	// build fills hz.Uses (one entry per allocation, indexed by useIdx),
+	// build fills hz.Uses (one entry per buffer, indexed by useIdx),
 	// and each submit's prelude carries the barriers they need (hazard.go
 	// in internal/core).
 	hz     *core.Hazards
-	useIdx map[*core.Allocation]int
+	useIdx map[vk.Buffer]int
 }
 
 type builtBinding struct {
@@ -75,8 +76,8 @@ func New(o Owner, queue int, opts ...Option) (*Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sequence{dev: d, q: q, queue: queue, state: map[*core.Allocation]*access{},
-		hz: d.NewHazards(q), useIdx: map[*core.Allocation]int{}}
+	s := &Sequence{dev: d, q: q, queue: queue, state: map[vk.Buffer]*access{},
+		hz: d.NewHazards(q), useIdx: map[vk.Buffer]int{}}
 	for _, f := range opts {
 		if f != nil {
 			f(s)
