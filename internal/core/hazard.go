@@ -174,6 +174,9 @@ func (h *Hazards) prelude(q *Queue, v uint64) (vk.CommandBuffer, error) {
 		free = &prelude{cmd: cmd}
 		h.preludes = append(h.preludes, free)
 	}
+	// Until it is recorded again, free matches no barriers: if recording
+	// fails, its command buffer is not executable.
+	free.global, free.src, free.dst, free.bars = false, 0, 0, free.bars[:0]
 	if err := vk.ResetCommandBuffer(free.cmd); err != nil {
 		return nil, err
 	}

@@ -22,10 +22,11 @@ const (
 	CreateComputePipelines             // vkCreateComputePipelines
 	QueueSubmit                        // vkQueueSubmit
 	WaitSemaphores                     // vkWaitSemaphores
+	EndCommandBuffer                   // vkEndCommandBuffer
 	NumCalls
 )
 
-var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores"}
+var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores", "vkEndCommandBuffer"}
 
 func (c Call) String() string {
 	if c < 0 || c >= NumCalls {
