@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/timeline"
 )
@@ -37,5 +38,21 @@ func TestCloseDuringWait(t *testing.T) {
 			require.NoError(t, tl.Close())
 			assert.ErrorIs(t, <-done, context.DeadlineExceeded)
 		})
+	}
+}
+
+// Manager.Close while a goroutine waits on a timeline ends the wait with
+// ErrClosed, and the semaphore is still destroyed before the device,
+// whichever of the two finishes first.
+func TestManagerCloseDuringWait(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		m, _ := testutil.Manager(t)
+		tl, err := timeline.New(m, 0)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- tl.Wait(context.Background(), 1) }()
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, m.Close())
+		assert.ErrorIs(t, <-done, vkflow.ErrClosed)
 	}
 }

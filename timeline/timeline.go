@@ -39,15 +39,28 @@ func New(o Owner, initial uint64) (*Timeline, error) {
 }
 
 // hold takes a reference for a host call on the semaphore, so that Close
-// meanwhile cannot destroy it under the call; the caller must release.
+// meanwhile cannot destroy it under the call, and a pin on the device, so
+// that a Manager.Close that finishes before the call does destroys the
+// semaphore once the call drops its reference (the last Unpin collects it
+// before destroying the device); the caller must call unhold.
 func (t *Timeline) hold() error {
 	if t == nil {
 		return core.Invalid("nil timeline")
 	}
+	if err := t.dev.Pin(); err != nil {
+		return err
+	}
 	if !t.obj.TryAcquire() {
+		t.dev.Unpin()
 		return core.Closed("timeline")
 	}
 	return nil
+}
+
+// unhold drops what hold took.
+func (t *Timeline) unhold() {
+	t.obj.Release()
+	t.dev.Unpin()
 }
 
 // Value returns the current value.
@@ -55,7 +68,7 @@ func (t *Timeline) Value() (uint64, error) {
 	if err := t.hold(); err != nil {
 		return 0, err
 	}
-	defer t.obj.Release()
+	defer t.unhold()
 	return t.dev.SemaphoreValue(t.sem)
 }
 
@@ -69,7 +82,7 @@ func (t *Timeline) Signal(v uint64) error {
 	if err := t.hold(); err != nil {
 		return err
 	}
-	defer t.obj.Release()
+	defer t.unhold()
 	return t.dev.HostSignal(t.st, v)
 }
 
@@ -78,7 +91,7 @@ func (t *Timeline) Wait(ctx context.Context, v uint64) error {
 	if err := t.hold(); err != nil {
 		return err
 	}
-	defer t.obj.Release()
+	defer t.unhold()
 	return t.dev.WaitSemaphore(ctx, t.sem, v)
 }
 
@@ -134,7 +147,7 @@ func check(points []Point) (*core.Device, error) {
 // release drops the references check took.
 func release(points []Point) {
 	for _, p := range points {
-		p.Timeline.obj.Release()
+		p.Timeline.unhold()
 	}
 }
 
