@@ -262,7 +262,7 @@ func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
 	}
 	cur, err := d.VK.SemaphoreValue(t.Sem)
 	if err != nil {
-		return err
+		return d.check(err)
 	}
 	t.seen = max(t.seen, cur)
 	if cur >= t.gpu {

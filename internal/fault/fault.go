@@ -23,10 +23,11 @@ const (
 	QueueSubmit                        // vkQueueSubmit
 	WaitSemaphores                     // vkWaitSemaphores
 	EndCommandBuffer                   // vkEndCommandBuffer
+	SemaphoreCounterValue              // vkGetSemaphoreCounterValue
 	NumCalls
 )
 
-var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores", "vkEndCommandBuffer"}
+var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores", "vkEndCommandBuffer", "vkGetSemaphoreCounterValue"}
 
 func (c Call) String() string {
 	if c < 0 || c >= NumCalls {
