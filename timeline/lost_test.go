@@ -38,3 +38,19 @@ func TestHostSignalDeviceLostIsSticky(t *testing.T) {
 	assert.ErrorIs(t, err, vkflow.ErrDeviceLost, "the loss is sticky")
 	require.NoError(t, m.Close())
 }
+
+// A timeline that code sharing the VkDevice advanced itself (a DLPack
+// consumer signalling a vkflow timeline) refuses a host Signal at or
+// below its current value: Vulkan requires a host signal above it.
+func TestHostSignalAboveForeignValue(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	require.NoError(t, m.Runtime().VK.SignalSemaphore(tl.Semaphore(), 7)) // foreign code
+	assert.ErrorIs(t, tl.Signal(5), vkflow.ErrInvalid)
+	assert.ErrorIs(t, tl.Signal(7), vkflow.ErrInvalid)
+	require.NoError(t, tl.Signal(8))
+	v, err := tl.Value()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(8), v)
+}
