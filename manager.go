@@ -169,6 +169,9 @@ func New(opts ...Option) (*Manager, error) {
 	if cfg.computeQueues < 1 {
 		return nil, fmt.Errorf("%w: WithQueues: need at least 1 compute queue, got %d", ErrInvalid, cfg.computeQueues)
 	}
+	if cfg.closeTimeout < 0 {
+		return nil, fmt.Errorf("%w: WithCloseTimeout(%v): the bound on waits cannot be negative", ErrInvalid, cfg.closeTimeout)
+	}
 	log := cfg.log
 	if log == nil {
 		log = slog.Default()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,6 +49,9 @@ func TestDeviceSelection(t *testing.T) {
 		{name: "env name overrides", env: first.Name[:3], opts: []vkflow.Option{vkflow.WithDevice(len(devs))}, want: first.Name},
 		{name: "env bad name", env: "no-such-gpu", is: vkflow.ErrNoDevice},
 		{name: "zero compute queues", opts: []vkflow.Option{vkflow.WithQueues(0, false)}, is: vkflow.ErrInvalid},
+		// A negative bound would fail every bounded wait at once: each GPU
+		// zero fill, hence every Storage tensor, and Close.
+		{name: "negative close timeout", opts: []vkflow.Option{vkflow.WithCloseTimeout(-time.Second)}, is: vkflow.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -87,34 +87,6 @@ func TestFillVulkanView(t *testing.T) {
 	}
 }
 
-// A kDLVulkan view and the tensor it views are one VkBuffer: a sequence
-// that writes through one and then reads through the other gets the
-// barrier between them (sync validation sees a hazard otherwise).
-func TestViewAndOwnerInOneSequence(t *testing.T) {
-	m, _ := testutil.Manager(t)
-	src, err := tensor.FromSlice(m, []float32{1, 1, 1, 1, 1, 1, 1, 1})
-	require.NoError(t, err)
-	defer src.Close()
-	ex, err := Export(ctx, src, Options{Device: &Device{Vulkan, int32(m.Device().Index)}})
-	require.NoError(t, err)
-	defer ex.Delete()
-	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
-	mt, _ := foreign{dev: Device{Vulkan, int32(m.Device().Index)}, dt: DataType{codeFloat, 32, 1}, ndim: 1, shape: []int64{3}, data: vb}.build()
-	view, _, err := Import(ctx, m, mt)
-	require.NoError(t, err)
-	defer view.Close()
-	host, err := tensor.New(m, tensor.Float32, []int{8}, tensor.In(tensor.Host))
-	require.NoError(t, err)
-	defer host.Close()
-	s, err := sequence.New(m, 0)
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, s.Fill(view, float32(7)).Copy(src, host).SyncLocal(host).Eval(ctx))
-	got, err := host.Float32s()
-	require.NoError(t, err)
-	assert.Equal(t, []float32{7, 7, 7, 1, 1, 1, 1, 1}, got)
-}
-
 // The tail patterns of Fill on odd-sized imports do not pile up in a
 // sequence that is cleared and re-recorded with new values: Clear frees
 // them.

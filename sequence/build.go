@@ -153,8 +153,8 @@ func (s *Sequence) summarize(u use) {
 		s.useIdx[u.alloc.Buffer] = i
 		// A tensor's allocation is its whole VkBuffer, or for a view of a
 		// foreign buffer the range [0, Size) that descriptors bind; a
-		// view and its owner share one entry covering both.
-		s.hz.Uses = append(s.hz.Uses, core.BufferUse{Buffer: u.alloc.Buffer, Size: u.alloc.Size})
+		// buffer used through several allocations is one entry.
+		s.hz.Uses = append(s.hz.Uses, core.BufferUse{Buffer: u.alloc.Buffer})
 	}
 	b := &s.hz.Uses[i]
 	b.Size = max(b.Size, u.alloc.Size)
@@ -168,17 +168,14 @@ func (s *Sequence) summarize(u use) {
 	}
 }
 
-// merge folds uses of the same VkBuffer within one op together (a view
-// and its owner are one buffer), keeping the larger allocation.
+// merge folds uses of the same buffer within one op together (a tensor
+// and a view of its buffer too).
 func merge(uses []use) []use {
 	out := uses[:0]
 	for _, u := range uses {
 		found := false
 		for i := range out {
 			if out[i].alloc.Buffer == u.alloc.Buffer {
-				if u.alloc.Size > out[i].alloc.Size {
-					out[i].alloc = u.alloc
-				}
 				out[i].stage |= u.stage
 				out[i].access |= u.access
 				found = true

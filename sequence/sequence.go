@@ -47,13 +47,13 @@ type Sequence struct {
 	// word; freed by Clear and destroy
 	patterns map[uint32]*core.Allocation
 
-	// scratch reused by every build, by VkBuffer: a kDLVulkan view and
-	// the tensor it views are one buffer
+	// scratch reused by every build; keyed by buffer, not allocation: a
+	// tensor and a kDLVulkan view of its buffer are one buffer to barriers
 	state    map[vk.Buffer]*access
 	barriers []vk.BufferBarrier
 
 	// hz orders the command buffer after earlier submits on the queue:
-	// build fills hz.Uses (one entry per VkBuffer, indexed by useIdx),
+	// build fills hz.Uses (one entry per buffer, indexed by useIdx),
 	// and each submit's prelude carries the barriers they need (hazard.go
 	// in internal/core).
 	hz     *core.Hazards

@@ -38,21 +38,37 @@ func New(o Owner, initial uint64) (*Timeline, error) {
 	return t, nil
 }
 
-func (t *Timeline) usable() error {
+// hold takes a reference for a host call on the semaphore, so that Close
+// meanwhile cannot destroy it under the call, and a pin on the device, so
+// that a Manager.Close that finishes before the call does destroys the
+// semaphore once the call drops its reference (the last Unpin collects it
+// before destroying the device); the caller must call unhold.
+func (t *Timeline) hold() error {
 	if t == nil {
 		return core.Invalid("nil timeline")
 	}
-	if t.obj.Closed() {
+	if err := t.dev.Pin(); err != nil {
+		return err
+	}
+	if !t.obj.TryAcquire() {
+		t.dev.Unpin()
 		return core.Closed("timeline")
 	}
 	return nil
 }
 
+// unhold drops what hold took.
+func (t *Timeline) unhold() {
+	t.obj.Release()
+	t.dev.Unpin()
+}
+
 // Value returns the current value.
 func (t *Timeline) Value() (uint64, error) {
-	if err := t.usable(); err != nil {
+	if err := t.hold(); err != nil {
 		return 0, err
 	}
+	defer t.unhold()
 	return t.dev.SemaphoreValue(t.sem)
 }
 
@@ -63,17 +79,19 @@ func (t *Timeline) Value() (uint64, error) {
 // signalling rules. A violation returns an error wrapping ErrInvalid and
 // changes nothing.
 func (t *Timeline) Signal(v uint64) error {
-	if err := t.usable(); err != nil {
+	if err := t.hold(); err != nil {
 		return err
 	}
+	defer t.unhold()
 	return t.dev.HostSignal(t.st, v)
 }
 
 // Wait blocks until the value reaches v or ctx ends (returning ctx.Err()).
 func (t *Timeline) Wait(ctx context.Context, v uint64) error {
-	if err := t.usable(); err != nil {
+	if err := t.hold(); err != nil {
 		return err
 	}
+	defer t.unhold()
 	return t.dev.WaitSemaphore(ctx, t.sem, v)
 }
 
@@ -103,23 +121,34 @@ type Point struct {
 
 func (p Point) String() string { return fmt.Sprintf("timeline %p at %d", p.Timeline, p.Value) }
 
-// check validates points and returns their common device.
+// check validates points and returns their common device, holding a
+// reference on each timeline (see hold); the caller releases them with
+// release.
 func check(points []Point) (*core.Device, error) {
 	if len(points) == 0 {
 		return nil, core.Invalid("no timeline points")
 	}
 	var d *core.Device
 	for i, p := range points {
-		if err := p.Timeline.usable(); err != nil {
+		if err := p.Timeline.hold(); err != nil {
+			release(points[:i])
 			return nil, fmt.Errorf("point %d: %w", i, err)
 		}
 		if d == nil {
 			d = p.Timeline.dev
 		} else if p.Timeline.dev != d {
+			release(points[:i+1])
 			return nil, core.Invalid("point %d: timeline belongs to another Manager", i)
 		}
 	}
 	return d, nil
+}
+
+// release drops the references check took.
+func release(points []Point) {
+	for _, p := range points {
+		p.Timeline.unhold()
+	}
 }
 
 // WaitAll blocks until every point is reached or ctx ends.
@@ -139,6 +168,7 @@ func wait(ctx context.Context, points []Point, any bool) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	defer release(points)
 	sems := make([]vk.Semaphore, len(points))
 	vals := make([]uint64, len(points))
 	for i, p := range points {

@@ -5,7 +5,11 @@ package vk
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/vkflow/vkflow/internal/fault"
+)
 
 // BeginCommandBuffer starts recording.
 func BeginCommandBuffer(c CommandBuffer, flags uint32) error {
@@ -14,6 +18,9 @@ func BeginCommandBuffer(c CommandBuffer, flags uint32) error {
 
 // EndCommandBuffer ends recording.
 func EndCommandBuffer(c CommandBuffer) error {
+	if r, ok := injected(fault.EndCommandBuffer); ok {
+		return check("vkEndCommandBuffer", r)
+	}
 	return check("vkEndCommandBuffer", C.vkflowEndCommandBuffer(c))
 }
 

@@ -419,6 +419,9 @@ func (d *Device) DestroySemaphore(s Semaphore) { C.vkflowDestroySemaphore(d.hand
 
 // SemaphoreValue returns a timeline semaphore's current value.
 func (d *Device) SemaphoreValue(s Semaphore) (uint64, error) {
+	if r, ok := injected(fault.SemaphoreCounterValue); ok {
+		return 0, check("vkGetSemaphoreCounterValue", r)
+	}
 	r := C.vkflowSemaphoreValue(d.handle, C.uint64_t(s))
 	return uint64(r.value), check("vkGetSemaphoreCounterValue", r.result)
 }

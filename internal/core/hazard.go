@@ -38,7 +38,8 @@ import (
 //     submit on every queue that had state for it carries a global barrier.
 
 // BufferUse summarizes one command buffer's accesses to one buffer range:
-// the stages and access masks of its reads and of its writes.
+// the stages and access masks of its reads and of its writes. The
+// prelude's barriers cover the whole buffer (see prelude).
 type BufferUse struct {
 	Buffer           vk.Buffer
 	Offset, Size     uint64
@@ -127,8 +128,12 @@ func (h *Hazards) prelude(q *Queue, v uint64) (vk.CommandBuffer, error) {
 				need = true
 				src |= bsrc
 				dst |= stages
+				// The state is per buffer, not per range: a barrier over
+				// u's range only would leave a write elsewhere in the
+				// buffer (another view's) unavailable while the state
+				// says it is visible. So it covers the whole buffer.
 				h.bars = append(h.bars, vk.BufferBarrier{
-					Buffer: u.Buffer, Offset: u.Offset, Size: u.Size,
+					Buffer: u.Buffer, Offset: 0, Size: vk.WholeSize,
 					SrcAccess: bsrcAccess, DstAccess: access,
 					SrcFamily: vk.QueueFamilyIgnored, DstFamily: vk.QueueFamilyIgnored,
 				})
@@ -169,6 +174,9 @@ func (h *Hazards) prelude(q *Queue, v uint64) (vk.CommandBuffer, error) {
 		free = &prelude{cmd: cmd}
 		h.preludes = append(h.preludes, free)
 	}
+	// Until it is recorded again, free matches no barriers: if recording
+	// fails, its command buffer is not executable.
+	free.global, free.src, free.dst, free.bars = false, 0, 0, free.bars[:0]
 	if err := vk.ResetCommandBuffer(free.cmd); err != nil {
 		return nil, err
 	}

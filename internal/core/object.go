@@ -29,6 +29,7 @@ type Object struct {
 	kind    Kind
 	refs    atomic.Int64
 	closed  atomic.Bool
+	dead    atomic.Bool     // the last reference went: destroy is scheduled
 	uses    []atomic.Uint64 // per physical queue: last timeline value using it
 	destroy func()
 	onClose func()
@@ -83,9 +84,11 @@ func (o *Object) TryAcquire() bool {
 	}
 }
 
-// Release drops a reference; the last one schedules destruction.
+// Release drops a reference; the last one schedules destruction, once: a
+// reference taken after that (Acquire racing Close, whose holder then sees
+// Closed) does not destroy the object again when it is dropped.
 func (o *Object) Release() {
-	if o.refs.Add(-1) == 0 {
+	if o.refs.Add(-1) == 0 && o.dead.CompareAndSwap(false, true) {
 		o.dev.deferDestroy(o)
 	}
 }

@@ -20,10 +20,9 @@ type Timeline struct {
 	promised uint64 // guarded by the scheduler lock
 	reserved uint64 // guarded by the scheduler lock
 	// gpu is the highest value an accepted submit signals (held or
-	// submitted); seen is a value the semaphore's counter is known to have
-	// reached. While seen < gpu a GPU signal may be pending. Both are
-	// guarded by the scheduler lock.
-	gpu, seen uint64
+	// submitted): until the counter reaches it, a GPU signal may be
+	// pending. Guarded by the scheduler lock.
+	gpu uint64
 	// waiters are the waits of held submits on this timeline for values not
 	// yet promised: a min-heap by value, popped as promised advances.
 	waiters []waiter
@@ -37,7 +36,7 @@ type Timeline struct {
 // NewTimeline creates the scheduler state for a semaphore created at
 // initial.
 func (d *Device) NewTimeline(sem vk.Semaphore, initial uint64) *Timeline {
-	return &Timeline{Sem: sem, dev: d, promised: initial, reserved: initial, gpu: initial, seen: initial}
+	return &Timeline{Sem: sem, dev: d, promised: initial, reserved: initial, gpu: initial}
 }
 
 // Device returns the timeline's device.
@@ -253,18 +252,19 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 }
 
 // gpuSignalsLanded returns nil once t's counter has reached every value a
-// submit signals on it, else an error naming the pending value. Called with
-// the scheduler lock held, so no new GPU signal can be accepted meanwhile.
-// It queries the counter only while a GPU signal may be pending.
+// submit signals on it and is below v, else an error naming the pending
+// value or the counter. Called with the scheduler lock held, so no new GPU
+// signal can be accepted meanwhile. The counter is queried every time:
+// code sharing the VkDevice (a DLPack consumer) may have signalled t
+// itself, and Vulkan requires a host signal above the current value.
 func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
-	if t.seen >= t.gpu {
-		return nil
-	}
 	cur, err := d.VK.SemaphoreValue(t.Sem)
 	if err != nil {
-		return err
+		return d.check(err)
 	}
-	t.seen = max(t.seen, cur)
+	if v <= cur {
+		return Invalid("Signal(%d): the timeline is at %d already (signalled outside vkflow); a host signal must exceed the current value", v, cur)
+	}
 	if cur >= t.gpu {
 		return nil
 	}

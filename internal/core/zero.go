@@ -88,7 +88,14 @@ func (m *allocator) zero(a *Allocation) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	m.mu.Lock()
-	if z.off.Load() || !overlaps(b.dirty, a.offset, a.span) {
+	if z.off.Load() {
+		// Handed out unzeroed: its bytes are live now, and a later fill of
+		// the block's dirty ranges must not touch them.
+		b.dirty = removeSpan(b.dirty, a.offset, a.span)
+		m.mu.Unlock()
+		return nil
+	}
+	if !overlaps(b.dirty, a.offset, a.span) {
 		m.mu.Unlock()
 		return nil
 	}
@@ -181,6 +188,26 @@ func (m *allocator) destroyZeroer() {
 func overlaps(spans []span, off, size uint64) bool {
 	i := sort.Search(len(spans), func(i int) bool { return spans[i].off+spans[i].size > off })
 	return i < len(spans) && spans[i].off < off+size
+}
+
+// removeSpan takes [off, off+size) out of sorted, coalesced spans.
+func removeSpan(spans []span, off, size uint64) []span {
+	end := off + size
+	var out []span
+	for _, s := range spans {
+		se := s.off + s.size
+		if se <= off || s.off >= end {
+			out = append(out, s)
+			continue
+		}
+		if s.off < off {
+			out = append(out, span{s.off, off - s.off})
+		}
+		if se > end {
+			out = append(out, span{end, se - end})
+		}
+	}
+	return out
 }
 
 // addSpan inserts [off, off+size) into sorted, coalesced spans.

@@ -27,6 +27,9 @@ func TestAddSpan(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+	assert.Equal(t, []span{{0, 8}, {24, 8}, {64, 16}}, removeSpan([]span{{0, 32}, {64, 16}}, 8, 16))
+	assert.Equal(t, []span{{0, 8}, {72, 8}}, removeSpan([]span{{0, 32}, {64, 16}}, 8, 64))
+	assert.Empty(t, removeSpan([]span{{16, 16}}, 0, 64))
 	assert.True(t, overlaps([]span{{0, 16}, {64, 16}}, 70, 4))
 	assert.True(t, overlaps([]span{{0, 16}, {64, 16}}, 10, 100))
 	assert.False(t, overlaps([]span{{0, 16}, {64, 16}}, 16, 48))

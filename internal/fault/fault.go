@@ -22,10 +22,12 @@ const (
 	CreateComputePipelines             // vkCreateComputePipelines
 	QueueSubmit                        // vkQueueSubmit
 	WaitSemaphores                     // vkWaitSemaphores
+	EndCommandBuffer                   // vkEndCommandBuffer
+	SemaphoreCounterValue              // vkGetSemaphoreCounterValue
 	NumCalls
 )
 
-var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores"}
+var names = [NumCalls]string{"vkAllocateMemory", "vkMapMemory", "vkCreateComputePipelines", "vkQueueSubmit", "vkWaitSemaphores", "vkEndCommandBuffer", "vkGetSemaphoreCounterValue"}
 
 func (c Call) String() string {
 	if c < 0 || c >= NumCalls {

@@ -1,0 +1,58 @@
+package timeline_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/internal/testutil"
+	"github.com/vkflow/vkflow/timeline"
+)
+
+// Closing a timeline while another goroutine waits on it does not destroy
+// the semaphore under the wait: the wait ends by its context, and the
+// semaphore goes after it (the layer reports a wait on a destroyed one).
+func TestCloseDuringWait(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	for _, tc := range []struct {
+		name string
+		wait func(context.Context, *timeline.Timeline) error
+	}{
+		{"Wait", func(ctx context.Context, tl *timeline.Timeline) error { return tl.Wait(ctx, 1) }},
+		{"WaitAll", func(ctx context.Context, tl *timeline.Timeline) error {
+			return timeline.WaitAll(ctx, timeline.Point{Timeline: tl, Value: 1})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl, err := timeline.New(m, 0)
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			go func() { done <- tc.wait(ctx, tl) }()
+			time.Sleep(60 * time.Millisecond) // the wait is in its slices
+			require.NoError(t, tl.Close())
+			assert.ErrorIs(t, <-done, context.DeadlineExceeded)
+		})
+	}
+}
+
+// Manager.Close while a goroutine waits on a timeline ends the wait with
+// ErrClosed, and the semaphore is still destroyed before the device,
+// whichever of the two finishes first.
+func TestManagerCloseDuringWait(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		m, _ := testutil.Manager(t)
+		tl, err := timeline.New(m, 0)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- tl.Wait(context.Background(), 1) }()
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, m.Close())
+		assert.ErrorIs(t, <-done, vkflow.ErrClosed)
+	}
+}
