@@ -197,11 +197,14 @@ func New(o Owner, code []byte, tensors []*tensor.Tensor, opts ...Option) (*Algor
 		a.destroy()
 		return nil, d.Check(err)
 	}
-	if err := a.obj.Init(d, core.KindAlgorithm, a.destroy, func() { a.bind(nil) }); err != nil {
+	if err := a.obj.Init(d, core.KindAlgorithm, a.destroy, func() { _ = a.bind(nil) }); err != nil {
 		a.destroy()
 		return nil, err
 	}
-	a.bind(tensors)
+	// A Manager.Close that closed a meanwhile also frees it.
+	if err := a.bind(tensors); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -281,17 +284,30 @@ func resolveSpec(mod *spirv.Module, vals []specValue) ([]vk.SpecEntry, []byte, [
 }
 
 // bind replaces the current tensors, holding a reference on each.
-func (a *Algorithm) bind(ts []*tensor.Tensor) {
+//
+// Binding tensors (ts not nil) fails with ErrClosed once the algorithm is
+// closed: checked under mu, which Close's bind(nil) also takes, so a Bind
+// racing Close either lands before Close releases the bindings or not at
+// all, and never leaves references behind on a closed algorithm.
+func (a *Algorithm) bind(ts []*tensor.Tensor) error {
 	for _, t := range ts {
 		t.Object().Acquire()
 	}
 	a.mu.Lock()
+	if ts != nil && a.obj.Closed() {
+		a.mu.Unlock()
+		for _, t := range ts {
+			t.Object().Release()
+		}
+		return core.Closed("algorithm")
+	}
 	old := a.tensors
 	a.tensors = append([]*tensor.Tensor(nil), ts...)
 	a.mu.Unlock()
 	for _, t := range old {
 		t.Object().Release()
 	}
+	return nil
 }
 
 // Bind re-binds the algorithm to new tensors without rebuilding the
@@ -311,8 +327,7 @@ func (a *Algorithm) Bind(ts ...*tensor.Tensor) error {
 		return err
 	}
 	defer a.dev.Exit()
-	a.bind(ts)
-	return nil
+	return a.bind(ts)
 }
 
 func (a *Algorithm) usable() error {

@@ -196,11 +196,14 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 			if p.Timeline == nil {
 				return nil, core.Invalid("Submit: nil timeline")
 			}
-			if p.Timeline.Object().Closed() {
+			// The reference keeps the semaphore alive while the submit is
+			// held; taken here, so a Close racing Submit cannot slip in
+			// between a check and the reference.
+			if !p.Timeline.Object().TryAcquire() {
 				return nil, core.Closed("Submit: timeline")
 			}
-			out[i] = core.Point{TL: p.Timeline.State(), Value: p.Value, Stage: stage}
 			tls = append(tls, p.Timeline)
+			out[i] = core.Point{TL: p.Timeline.State(), Value: p.Value, Stage: stage}
 		}
 		return out, nil
 	}
@@ -215,22 +218,22 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 		stage = s.firstStage
 	}
 	waits, err := points(o.waits, stage)
-	if err != nil {
-		s.mu.Unlock()
-		return Pending{err: err}
+	var signals []core.Point
+	if err == nil {
+		signals, err = points(o.signals, 0)
 	}
-	signals, err := points(o.signals, 0)
 	if err != nil {
 		s.mu.Unlock()
+		for _, t := range tls {
+			t.Object().Release()
+		}
 		return Pending{err: err}
 	}
 	cmd := s.submitCmd()
-	// The sequence and the timelines stay alive while the submit is held;
-	// once released, their uses are marked with its queue value.
+	// The sequence and the timelines (points took their references) stay
+	// alive while the submit is held; once released, their uses are marked
+	// with its queue value.
 	s.obj.Acquire()
-	for _, t := range tls {
-		t.Object().Acquire()
-	}
 	s.inflight++
 	s.mu.Unlock()
 
