@@ -79,7 +79,9 @@ func WithStagedDeviceMemory() Option { return func(c *config) { c.staged = true 
 // writes of tensors through the staging ring (WithStagedDeviceMemory, or a
 // discrete GPU) fail with an error wrapping context.DeadlineExceeded when
 // the GPU does not finish the copy in time, and the copy's memory stays
-// allocated until the GPU is done with it.
+// allocated until the GPU is done with it. WithCloseTimeout(0) makes Close
+// wait for nothing (it frees nothing unless the GPU is already idle); those
+// other waits then keep the 30s default. A negative duration is ErrInvalid.
 func WithCloseTimeout(d time.Duration) Option { return func(c *config) { c.closeTimeout = d } }
 
 // WithAppName sets the Vulkan application name.
