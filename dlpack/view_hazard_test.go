@@ -7,10 +7,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )
+
+// frontView exports src as kDLVulkan and imports its first n float32
+// elements as a view on the same VkBuffer; the caller closes the view and
+// deletes the export.
+func frontView(t *testing.T, m *vkflow.Manager, src *tensor.Tensor, n int64) (*tensor.Tensor, Managed) {
+	t.Helper()
+	dev := Device{Vulkan, int32(m.Device().Index)}
+	ex, err := Export(ctx, src, Options{Device: &dev})
+	require.NoError(t, err)
+	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
+	mt, _ := foreign{dev: dev, dt: DataType{codeFloat, 32, 1}, ndim: 1, shape: []int64{n}, data: vb}.build()
+	view, _, err := Import(ctx, m, mt)
+	require.NoError(t, err)
+	return view, ex
+}
 
 // A kDLVulkan view covering the front of its producer's buffer shares the
 // producer's hazard state across submits: a read of the view after a
@@ -21,12 +37,7 @@ func TestViewHazardAcrossSubmits(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	src, err := tensor.New(m, tensor.Float32, []int{8})
 	require.NoError(t, err)
-	ex, err := Export(ctx, src, Options{Device: &Device{Vulkan, int32(m.Device().Index)}})
-	require.NoError(t, err)
-	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
-	mt, _ := foreign{dev: Device{Vulkan, int32(m.Device().Index)}, dt: DataType{codeFloat, 32, 1}, ndim: 1, shape: []int64{3}, data: vb}.build()
-	view, _, err := Import(ctx, m, mt)
-	require.NoError(t, err)
+	view, ex := frontView(t, m, src, 3)
 	part, err := tensor.New(m, tensor.Float32, []int{3})
 	require.NoError(t, err)
 	host, err := tensor.New(m, tensor.Float32, []int{8}, tensor.In(tensor.Host))
@@ -65,12 +76,7 @@ func TestViewAndProducerInOneSequence(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	src, err := tensor.New(m, tensor.Float32, []int{8})
 	require.NoError(t, err)
-	ex, err := Export(ctx, src, Options{Device: &Device{Vulkan, int32(m.Device().Index)}})
-	require.NoError(t, err)
-	vb := unsafe.Slice((*byte)(unsafe.Pointer(ex.Vulkan())), unsafe.Sizeof(VulkanBuffer{}))
-	mt, _ := foreign{dev: Device{Vulkan, int32(m.Device().Index)}, dt: DataType{codeFloat, 32, 1}, ndim: 1, shape: []int64{3}, data: vb}.build()
-	view, _, err := Import(ctx, m, mt)
-	require.NoError(t, err)
+	view, ex := frontView(t, m, src, 3)
 	part, err := tensor.New(m, tensor.Float32, []int{3}, tensor.In(tensor.Host))
 	require.NoError(t, err)
 	host, err := tensor.New(m, tensor.Float32, []int{8}, tensor.In(tensor.Host))

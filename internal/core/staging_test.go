@@ -15,6 +15,23 @@ import (
 	"github.com/vkflow/vkflow/vk"
 )
 
+// blockQueue0 submits to physical queue 0, directly (the scheduler would
+// hold it back), a batch that waits for value 1 of the returned timeline:
+// everything submitted to the queue after it waits until the test signals
+// 1, as behind a hung GPU.
+func blockQueue0(t *testing.T, m *vkflow.Manager) *timeline.Timeline {
+	t.Helper()
+	gate, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	q, err := m.Runtime().Queue(0)
+	require.NoError(t, err)
+	q.Lock()
+	_, err = q.SubmitLocked(&vk.Submit{WaitSems: []vk.Semaphore{gate.Semaphore()}, WaitValues: []uint64{1}, WaitStages: []uint32{vk.StageAllCommands}}, nil)
+	q.Unlock()
+	require.NoError(t, err)
+	return gate
+}
+
 // A staging transfer behind GPU work that never completes ends in a typed
 // error after the Manager's close timeout instead of hanging the host read.
 // The copy may still run later, so its memory is not freed until it has
@@ -25,18 +42,10 @@ import (
 // it leaves room for a loaded machine.
 func TestStagingWaitIsBounded(t *testing.T) {
 	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory(), vkflow.WithCloseTimeout(time.Second))
-	d := m.Runtime()
 	x, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
 	require.NoError(t, err)
 	before := m.MemStats()
-	gate, err := timeline.New(m, 0)
-	require.NoError(t, err)
-	q, err := d.Queue(0)
-	require.NoError(t, err)
-	q.Lock()
-	_, err = q.SubmitLocked(&vk.Submit{WaitSems: []vk.Semaphore{gate.Semaphore()}, WaitValues: []uint64{1}, WaitStages: []uint32{vk.StageAllCommands}}, nil)
-	q.Unlock()
-	require.NoError(t, err)
+	gate := blockQueue0(t, m)
 
 	start := time.Now()
 	_, err = x.Float32s()

@@ -11,8 +11,6 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/tensor"
-	"github.com/vkflow/vkflow/timeline"
-	"github.com/vkflow/vkflow/vk"
 )
 
 // A zero fill behind GPU work that never completes ends in a typed error
@@ -22,7 +20,6 @@ import (
 // TestStagingWaitIsBounded.
 func TestZeroFillWaitIsBounded(t *testing.T) {
 	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory(), vkflow.WithCloseTimeout(time.Second))
-	d := m.Runtime()
 	// 40 MiB of a 64 MiB block: freed, its bytes are dirty, and the next
 	// 40 MiB tensor cannot fit in the 24 MiB still clean.
 	const n = 40 << 20 / 4
@@ -31,14 +28,7 @@ func TestZeroFillWaitIsBounded(t *testing.T) {
 	require.NoError(t, x.Close())
 	fills := m.MemStats().ZeroFills
 
-	gate, err := timeline.New(m, 0)
-	require.NoError(t, err)
-	q, err := d.Queue(0)
-	require.NoError(t, err)
-	q.Lock()
-	_, err = q.SubmitLocked(&vk.Submit{WaitSems: []vk.Semaphore{gate.Semaphore()}, WaitValues: []uint64{1}, WaitStages: []uint32{vk.StageAllCommands}}, nil)
-	q.Unlock()
-	require.NoError(t, err)
+	gate := blockQueue0(t, m)
 
 	start := time.Now()
 	_, err = tensor.New(m, tensor.Float32, []int{n}, tensor.In(tensor.Storage))
