@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/record"
 	"github.com/vkflow/vkflow/vk"
 )
 
-const writeAccess = vk.AccessShaderWrite | vk.AccessTransferWrite | vk.AccessHostWrite | vk.AccessMemoryWrite
+const writeAccess = record.WriteAccess
 
 type access struct {
 	wStage, wAccess     uint32 // last write in this build, 0 if none
@@ -208,19 +208,8 @@ func (s *Sequence) recordOp(o *op) error {
 	case opFill:
 		// Only the tensor's range: a view's buffer may be larger, and an
 		// import's neighbouring bytes belong to the producer.
-		// The pattern buffer is written by the host only, before any
-		// submit, so reading it needs no barrier.
-		a := o.tensors[0].Allocation()
-		s.barrierFor([]use{{a, vk.StageTransfer, vk.AccessTransferWrite}})
-		if o.fillSize > 0 {
-			vk.CmdFillBuffer(s.cmd, a.Buffer, 0, o.fillSize, o.fill)
-		}
-		if o.fillSrc != nil {
-			// The tail starts at a multiple of 4: its bytes are the
-			// pattern's first ones.
-			tail := o.tensors[0].Bytes() - o.fillSize
-			vk.CmdCopyBuffer(s.cmd, o.fillSrc.Buffer, a.Buffer, []vk.CopyRegion{{SrcOffset: 0, DstOffset: o.fillSize, Size: tail}})
-		}
+		s.barrierFor([]use{{o.tensors[0].Allocation(), vk.StageTransfer, vk.AccessTransferWrite}})
+		record.Fill(s.cmd, o.tensors[0], o.fill, o.fillSrc)
 	case opBarrier:
 		b := o.barrier
 		vk.CmdPipelineBarrier(s.cmd, b.SrcStages, b.DstStages, b.SrcAccess, b.DstAccess, nil)
@@ -238,39 +227,10 @@ func (s *Sequence) recordDispatch(o *op) error {
 	s.bindings = append(s.bindings, builtBinding{algo: o.algo, set: set})
 	uses := make([]use, 0, len(o.tensors))
 	for i, t := range o.tensors {
-		acc := uint32(vk.AccessShaderRead | vk.AccessShaderWrite)
-		switch o.algo.Access(i) {
-		case algorithm.ReadOnly:
-			acc = vk.AccessShaderRead
-		case algorithm.WriteOnly:
-			acc = vk.AccessShaderWrite
-		}
-		uses = append(uses, use{t.Allocation(), vk.StageComputeShader, acc})
+		uses = append(uses, use{t.Allocation(), vk.StageComputeShader, record.BindingAccess(o.algo, i)})
 	}
 	s.barrierFor(merge(uses))
-	lim := s.dev.Info.Limits.MaxComputeWorkGroupCount
-	g := o.groups
-	if g[1] > lim[1] || g[2] > lim[2] {
-		return core.Invalid("Dispatch: workgroups %v exceed maxComputeWorkGroupCount %v", g, lim)
-	}
-	pipe, layout := o.algo.Pipeline()
-	vk.CmdBindComputePipeline(s.cmd, pipe)
-	vk.CmdBindDescriptorSet(s.cmd, layout, set)
-	vk.CmdPushConstants(s.cmd, layout, o.push)
-	// The first piece is a plain vkCmdDispatch: the synchronization
-	// validation layer we test under (1.3.239) does not hazard-track
-	// vkCmdDispatchBase, so recording every dispatch with it would hide
-	// missing barriers from the tests. Dispatches wider than the device
-	// limit are split; the later pieces' base keeps gl_GlobalInvocationID
-	// counting across them (tested by value).
-	first := min(lim[0], g[0])
-	vk.CmdDispatch(s.cmd, first, g[1], g[2])
-	for base := first; base < g[0]; {
-		n := min(lim[0], g[0]-base)
-		vk.CmdDispatchBase(s.cmd, base, 0, 0, n, g[1], g[2])
-		base += n
-	}
-	return nil
+	return record.Dispatch(s.dev, s.cmd, o.algo, set, o.push, o.groups)
 }
 
 // Timestamps returns the GPU time each operation took in the last submit,

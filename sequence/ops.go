@@ -1,12 +1,11 @@
 package sequence
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/record"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
 )
@@ -62,12 +61,9 @@ type op struct {
 	algo    *algorithm.Algorithm
 	push    []byte
 	regions []vk.CopyRegion
-	fill    uint32
-	// fillSize is how many bytes vkCmdFillBuffer writes from offset 0; the
-	// rest of the tensor's bytes are copied from fillSrc.
-	fillSize uint64
-	fillSrc  *core.Allocation
-	barrier  Barrier
+	fill    record.FillPlan
+	fillSrc *core.Allocation // the pattern of fill.Tail
+	barrier Barrier
 }
 
 func (s *Sequence) checkTensors(what string, ts []*tensor.Tensor) error {
@@ -129,36 +125,47 @@ func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
 		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
 			return op{}, err
 		}
-		if src.Dtype() != dst.Dtype() {
-			return op{}, core.Invalid("Copy: mismatched dtypes %v and %v", src.Dtype(), dst.Dtype())
-		}
-		if len(regions) == 0 {
-			if src.Len() != dst.Len() {
-				return op{}, core.Invalid("Copy: size mismatch: %d elements into %d (give regions for a partial copy)", src.Len(), dst.Len())
-			}
-			regions = []Region{{Len: src.Len()}}
-		}
-		if dst.ReadOnly() {
-			return op{}, core.Invalid("Copy: the destination is read-only")
-		}
-		es := uint64(src.Dtype().Size())
-		rs := make([]vk.CopyRegion, len(regions))
-		for i, r := range regions {
-			if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
-				return op{}, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
-			}
-			rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
-		}
-		if c, bad := copyConflict(placeOf(src), placeOf(dst), rs); bad {
-			other := "destination"
-			if c.dstSrc {
-				other = "source"
-			}
-			return op{}, core.Invalid("Copy: region %d's destination overlaps region %d's %s in memory (regions %+v and %+v; Vulkan forbids it)",
-				c.I, c.J, other, regions[c.I], regions[c.J])
+		rs, err := CopyRegions(src, dst, regions)
+		if err != nil {
+			return op{}, err
 		}
 		return op{kind: opCopy, tensors: []*tensor.Tensor{src, dst}, regions: rs}, nil
 	})
+}
+
+// CopyRegions checks a copy of src into dst with the given regions (none:
+// the whole tensors) as Copy does, and returns the regions in bytes.
+// Package graph records copies with it.
+func CopyRegions(src, dst *tensor.Tensor, regions []Region) ([]vk.CopyRegion, error) {
+	if src.Dtype() != dst.Dtype() {
+		return nil, core.Invalid("Copy: mismatched dtypes %v and %v", src.Dtype(), dst.Dtype())
+	}
+	if len(regions) == 0 {
+		if src.Len() != dst.Len() {
+			return nil, core.Invalid("Copy: size mismatch: %d elements into %d (give regions for a partial copy)", src.Len(), dst.Len())
+		}
+		regions = []Region{{Len: src.Len()}}
+	}
+	if dst.ReadOnly() {
+		return nil, core.Invalid("Copy: the destination is read-only")
+	}
+	es := uint64(src.Dtype().Size())
+	rs := make([]vk.CopyRegion, len(regions))
+	for i, r := range regions {
+		if r.Len <= 0 || r.Src < 0 || r.Dst < 0 || r.Src > src.Len()-r.Len || r.Dst > dst.Len()-r.Len {
+			return nil, core.Invalid("Copy: region %d %+v out of bounds (source %d, destination %d elements)", i, r, src.Len(), dst.Len())
+		}
+		rs[i] = vk.CopyRegion{SrcOffset: uint64(r.Src) * es, DstOffset: uint64(r.Dst) * es, Size: uint64(r.Len) * es}
+	}
+	if c, bad := copyConflict(placeOf(src), placeOf(dst), rs); bad {
+		other := "destination"
+		if c.dstSrc {
+			other = "source"
+		}
+		return nil, core.Invalid("Copy: region %d's destination overlaps region %d's %s in memory (regions %+v and %+v; Vulkan forbids it)",
+			c.I, c.J, other, regions[c.I], regions[c.J])
+	}
+	return rs, nil
 }
 
 // Fill sets every element of t to v, whose Go type must match t's dtype
@@ -176,15 +183,13 @@ func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
 		if t.ReadOnly() {
 			return op{}, core.Invalid("Fill: the tensor is read-only")
 		}
-		word, err := fillWord(t.Dtype(), v)
+		plan, err := record.PlanFill(t, v)
 		if err != nil {
 			return op{}, err
 		}
-		o := op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: word, fillSize: t.Bytes()}
-		if padded := (t.Bytes() + 3) &^ 3; t.Allocation().Size >= padded {
-			o.fillSize = padded // the padding is the tensor's own
-		} else if o.fillSize &^= 3; o.fillSize != t.Bytes() {
-			if o.fillSrc, err = s.fillPattern(word); err != nil {
+		o := op{kind: opFill, tensors: []*tensor.Tensor{t}, fill: plan}
+		if plan.Tail {
+			if o.fillSrc, err = s.fillPattern(plan.Word); err != nil {
 				return op{}, err
 			}
 		}
@@ -200,13 +205,8 @@ func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
 	if a := s.patterns[word]; a != nil {
 		return a, nil
 	}
-	a, err := s.dev.Alloc(core.MemHost, 4, vk.BufferUsageTransferSrc)
+	a, err := record.Pattern(s.dev, word)
 	if err != nil {
-		return nil, err
-	}
-	binary.LittleEndian.PutUint32(a.Bytes(), word)
-	if err := s.dev.Flush(a); err != nil {
-		s.dev.Free(a)
 		return nil, err
 	}
 	if s.patterns == nil {
@@ -214,57 +214,6 @@ func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
 	}
 	s.patterns[word] = a
 	return a, nil
-}
-
-func fillWord(d tensor.Dtype, v any) (uint32, error) {
-	var bits uint64
-	var got tensor.Dtype
-	switch x := v.(type) {
-	case tensor.Half:
-		bits, got = uint64(x), tensor.Float16
-	case float32:
-		bits, got = uint64(math.Float32bits(x)), tensor.Float32
-	case float64:
-		bits, got = math.Float64bits(x), tensor.Float64
-	case int8:
-		bits, got = uint64(uint8(x)), tensor.Int8
-	case int16:
-		bits, got = uint64(uint16(x)), tensor.Int16
-	case int32:
-		bits, got = uint64(uint32(x)), tensor.Int32
-	case int64:
-		bits, got = uint64(x), tensor.Int64
-	case uint8:
-		bits, got = uint64(x), tensor.Uint8
-	case uint16:
-		bits, got = uint64(x), tensor.Uint16
-	case uint32:
-		bits, got = uint64(x), tensor.Uint32
-	case uint64:
-		bits, got = x, tensor.Uint64
-	case bool:
-		if x {
-			bits = 1
-		}
-		got = tensor.Bool
-	default:
-		return 0, core.Invalid("Fill: unsupported value type %T", v)
-	}
-	if got != d {
-		return 0, core.Invalid("Fill: mismatched dtypes: tensor is %v, value is %v", d, got)
-	}
-	switch d.Size() {
-	case 1:
-		return uint32(bits) * 0x01010101, nil
-	case 2:
-		return uint32(bits) | uint32(bits)<<16, nil
-	case 4:
-		return uint32(bits), nil
-	}
-	if uint32(bits) != uint32(bits>>32) {
-		return 0, core.Invalid("Fill: %v value %v has unequal 32-bit halves; the GPU fills 32-bit words", d, v)
-	}
-	return uint32(bits), nil
 }
 
 // Barrier records an explicit global memory barrier, in addition to the

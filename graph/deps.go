@@ -1,0 +1,187 @@
+package graph
+
+import (
+	"sort"
+
+	"github.com/vkflow/vkflow/internal/record"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// access is one node's use of a byte range of a buffer.
+type access struct {
+	buf    vk.Buffer
+	lo, hi uint64
+	stage  uint32
+	mask   uint32 // access mask
+}
+
+func (a access) writes() bool { return a.mask&record.WriteAccess != 0 }
+
+// Hazard kinds of an edge.
+const (
+	hazRAW = iota
+	hazWAR
+	hazWAW
+	hazOrder // After: no buffer, a full memory dependency
+)
+
+var hazNames = [...]string{"RAW", "WAR", "WAW", "after"}
+
+// edge orders node to after node from; for a hazard, on the intersection
+// of their ranges of buf, with the producer's and consumer's stages and
+// accesses (srcMask is 0 for a read: write-after-read needs only an
+// execution dependency).
+type edge struct {
+	from, to         int
+	kind             uint8
+	buf              vk.Buffer
+	lo, hi           uint64
+	srcStage, dstStg uint32
+	srcMask, dstMask uint32
+}
+
+// reader is a read of an interval since its last write.
+type reader struct {
+	node        int
+	stage, mask uint32
+}
+
+// ival is a byte range of one buffer with uniform history: its last
+// writer (-1 for none) and the reads since.
+type ival struct {
+	lo, hi       uint64
+	writer       int
+	wStage, wMsk uint32
+	readers      []reader
+}
+
+// infer derives the edges between nodes from their accesses, in recording
+// order: every read depends on the last overlapping write (RAW), every
+// write on the last overlapping write (WAW) and the reads since (WAR).
+// Ranges are exact: accesses to disjoint bytes of one buffer do not
+// depend on each other. It reports the buffers read before anything in
+// the graph writes them (uninit). O(accesses × overlapping intervals).
+func infer(accs [][]access) (edges []edge, uninit map[vk.Buffer][]int) {
+	bufs := map[vk.Buffer][]ival{}
+	uninit = map[vk.Buffer][]int{}
+	for n, as := range accs {
+		for _, a := range as {
+			iv := split(bufs[a.buf], a.lo, a.hi)
+			covered := uint64(0)
+			for k := range iv {
+				v := &iv[k]
+				if v.hi <= a.lo || v.lo >= a.hi {
+					continue
+				}
+				covered += v.hi - v.lo
+				if v.writer >= 0 && v.writer != n {
+					kind := uint8(hazRAW)
+					if a.writes() {
+						kind = hazWAW
+					}
+					edges = append(edges, edge{from: v.writer, to: n, kind: kind, buf: a.buf, lo: v.lo, hi: v.hi,
+						srcStage: v.wStage, dstStg: a.stage, srcMask: v.wMsk, dstMask: a.mask})
+				} else if v.writer < 0 && !a.writes() {
+					uninit[a.buf] = append(uninit[a.buf], n)
+				}
+				if a.writes() {
+					for _, r := range v.readers {
+						if r.node != n {
+							edges = append(edges, edge{from: r.node, to: n, kind: hazWAR, buf: a.buf, lo: v.lo, hi: v.hi,
+								srcStage: r.stage, dstStg: a.stage, dstMask: a.mask})
+						}
+					}
+					v.writer, v.wStage, v.wMsk, v.readers = n, a.stage, a.mask&record.WriteAccess, v.readers[:0]
+				} else {
+					v.readers = append(v.readers, reader{node: n, stage: a.stage, mask: a.mask})
+				}
+			}
+			if covered < a.hi-a.lo {
+				// Bytes nothing touched before: a new interval.
+				iv = fillGaps(iv, a, n)
+			}
+			bufs[a.buf] = merge(iv)
+		}
+	}
+	return edges, uninit
+}
+
+// split cuts the intervals at lo and hi so that each lies inside or
+// outside [lo, hi).
+func split(iv []ival, lo, hi uint64) []ival {
+	for _, cut := range [2]uint64{lo, hi} {
+		for k := 0; k < len(iv); k++ {
+			v := iv[k]
+			if v.lo < cut && cut < v.hi {
+				right := v
+				right.lo = cut
+				right.readers = append([]reader(nil), v.readers...)
+				iv[k].hi = cut
+				iv = append(iv, ival{})
+				copy(iv[k+2:], iv[k+1:])
+				iv[k+1] = right
+				k++
+			}
+		}
+	}
+	return iv
+}
+
+// fillGaps adds intervals for the parts of a's range that no interval
+// covers, with a as their first access.
+func fillGaps(iv []ival, a access, n int) []ival {
+	sort.Slice(iv, func(i, j int) bool { return iv[i].lo < iv[j].lo })
+	at := a.lo
+	var add []ival
+	for _, v := range iv {
+		if v.hi <= at || v.lo >= a.hi {
+			continue
+		}
+		if v.lo > at {
+			add = append(add, first(at, v.lo, a, n))
+		}
+		at = max(at, v.hi)
+	}
+	if at < a.hi {
+		add = append(add, first(at, a.hi, a, n))
+	}
+	iv = append(iv, add...)
+	sort.Slice(iv, func(i, j int) bool { return iv[i].lo < iv[j].lo })
+	return iv
+}
+
+func first(lo, hi uint64, a access, n int) ival {
+	v := ival{lo: lo, hi: hi, writer: -1}
+	if a.writes() {
+		v.writer, v.wStage, v.wMsk = n, a.stage, a.mask&record.WriteAccess
+	} else {
+		v.readers = []reader{{node: n, stage: a.stage, mask: a.mask}}
+	}
+	return v
+}
+
+// merge joins neighbouring intervals with the same history, so that whole
+// -buffer accesses keep one interval per buffer.
+func merge(iv []ival) []ival {
+	out := iv[:0]
+	for _, v := range iv {
+		if k := len(out) - 1; k >= 0 && out[k].hi == v.lo && sameHistory(out[k], v) {
+			out[k].hi = v.hi
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func sameHistory(a, b ival) bool {
+	if a.writer != b.writer || a.wStage != b.wStage || a.wMsk != b.wMsk || len(a.readers) != len(b.readers) {
+		return false
+	}
+	for i := range a.readers {
+		if a.readers[i].node != b.readers[i].node || a.readers[i].stage != b.readers[i].stage || a.readers[i].mask != b.readers[i].mask {
+			return false
+		}
+	}
+	return true
+}

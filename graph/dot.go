@@ -1,0 +1,111 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// String describes the schedule: per submit, in submission order, its
+// queue, the waits on other queues, and its nodes in groups with the
+// barrier before each group.
+func (e *Exec) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph: %d nodes, %d edges, %d submits on queues %v\n", len(e.nodes), len(p.edges), len(p.segs), p.slots)
+	for _, seg := range p.segs {
+		fmt.Fprintf(&b, "submit %d: queue %d #%d", seg.id, p.slots[seg.q], seg.k)
+		for _, w := range seg.waits {
+			fmt.Fprintf(&b, ", waits queue %d #%d", p.slots[w.q], w.k)
+		}
+		b.WriteString("\n")
+		for gi, start := range seg.groups {
+			end := len(seg.nodes)
+			if gi+1 < len(seg.groups) {
+				end = seg.groups[gi+1]
+			}
+			if bar := seg.bars[gi]; len(bar.bufs) > 0 || bar.global {
+				fmt.Fprintf(&b, "  barrier %s\n", e.describe(bar))
+			}
+			b.WriteString("  ")
+			for k, i := range seg.nodes[start:end] {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(e.nodes[i].label(i))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// describe names a barrier's buffers by the tensors of the graph.
+func (e *Exec) describe(bar barrier) string {
+	var parts []string
+	if bar.global {
+		parts = append(parts, "memory")
+	}
+	for _, bb := range bar.bufs {
+		parts = append(parts, fmt.Sprintf("%s[%d:%d]", e.bufName(bb.Buffer), bb.Offset, bb.Offset+bb.Size))
+	}
+	return strings.Join(parts, " ")
+}
+
+// bufName names a buffer by the first node argument that uses it.
+func (e *Exec) bufName(buf vk.Buffer) string {
+	for i, n := range e.nodes {
+		for k, t := range n.tensors {
+			if t.Allocation().Buffer == buf {
+				return fmt.Sprintf("n%d.%d", i, k)
+			}
+		}
+	}
+	return fmt.Sprintf("buffer %#x", uint64(buf))
+}
+
+// DOT returns the graph in Graphviz's language: one cluster per submit
+// (labelled with its queue), nodes labelled with kind and name, solid
+// edges for dependencies inside a submit (barriers), dashed edges for
+// dependencies ordered between submits (the queue's order or a wait), and
+// bold red edges for the waits between queues.
+func (e *Exec) DOT() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.plan
+	var b strings.Builder
+	b.WriteString("digraph vkflow {\n  rankdir=TB;\n  node [shape=box];\n")
+	for _, seg := range p.segs {
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=\"submit %d: queue %d #%d\";\n", seg.id, seg.id, p.slots[seg.q], seg.k)
+		for _, i := range seg.nodes {
+			fmt.Fprintf(&b, "    n%d [label=%q];\n", i, e.nodes[i].label(i))
+		}
+		b.WriteString("  }\n")
+	}
+	type pair struct{ from, to int }
+	seen := map[pair]bool{}
+	for _, ed := range p.edges {
+		k := pair{ed.from, ed.to}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		style := "solid"
+		if p.segOf[ed.from] != p.segOf[ed.to] {
+			style = "dashed"
+		}
+		fmt.Fprintf(&b, "  n%d -> n%d [label=%q, style=%s];\n", ed.from, ed.to, hazNames[ed.kind], style)
+	}
+	for _, seg := range p.segs {
+		for _, w := range seg.waits {
+			from := p.segs[p.bySlot[w.q][w.k]]
+			fmt.Fprintf(&b, "  n%d -> n%d [label=\"wait\", color=red, style=bold, ltail=cluster_%d, lhead=cluster_%d];\n",
+				from.nodes[len(from.nodes)-1], seg.nodes[0], from.id, seg.id)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}

@@ -1,0 +1,535 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/record"
+	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/timeline"
+	"github.com/vkflow/vkflow/vk"
+)
+
+// RunOption orders a run against timeline points outside the graph.
+type RunOption func(*runOpts) error
+
+type runOpts struct {
+	waits, signals []timeline.Point
+}
+
+// Wait makes the run start, on the GPU, only once t reaches v (a point a
+// DLPack consumer or another sequence signals, say). The run is held on
+// the host until the point is promised, as sequence.Submit holds.
+func Wait(t *timeline.Timeline, v uint64) RunOption {
+	return func(o *runOpts) error {
+		if t == nil {
+			return core.Invalid("Wait: nil timeline")
+		}
+		o.waits = append(o.waits, timeline.Point{Timeline: t, Value: v})
+		return nil
+	}
+}
+
+// Signal makes the run set t to v once all of its work is complete.
+// Values must increase on t across every signal, host or GPU.
+func Signal(t *timeline.Timeline, v uint64) RunOption {
+	return func(o *runOpts) error {
+		if t == nil {
+			return core.Invalid("Signal: nil timeline")
+		}
+		o.signals = append(o.signals, timeline.Point{Timeline: t, Value: v})
+		return nil
+	}
+}
+
+// run is one submitted run.
+type run struct {
+	e     *Exec
+	subs  []*core.Submission
+	final []timeline.Point // per slot used: its last value in the run
+	err   error
+	once  sync.Once
+	werr  error
+}
+
+// Pending is a submitted run. Copies refer to the same run.
+type Pending struct{ r *run }
+
+// Wait blocks until the run completes, ctx ends (returning ctx.Err()), or
+// a submit of the run failed (returning its error). After the first
+// successful Wait, the downloads' host slices hold the run's results.
+func (p Pending) Wait(ctx context.Context) error {
+	r := p.r
+	if r == nil {
+		return core.Invalid("graph: Wait on a zero Pending")
+	}
+	if r.err != nil {
+		return r.err
+	}
+	for _, s := range r.subs {
+		if err := s.WaitReleased(ctx); err != nil {
+			return err
+		}
+		if _, err := s.Result(); err != nil {
+			return fmt.Errorf("graph: %w", err)
+		}
+	}
+	if err := timeline.WaitAll(ctx, r.final...); err != nil {
+		return err
+	}
+	r.once.Do(func() { r.werr = r.e.readDownloads() })
+	return r.werr
+}
+
+// Done reports without blocking whether the run completed or failed.
+func (p Pending) Done() bool {
+	r := p.r
+	if r == nil || r.err != nil {
+		return true
+	}
+	return r.done()
+}
+
+func (r *run) done() bool {
+	for _, s := range r.subs {
+		select {
+		case <-s.Released():
+			if _, err := s.Result(); err != nil {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+	for _, f := range r.final {
+		v, err := f.Timeline.Value()
+		if err != nil {
+			return true
+		}
+		if v < f.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// Run replays the graph and waits for it.
+func (e *Exec) Run(ctx context.Context, opts ...RunOption) error {
+	if e.host {
+		// The staging buffers are the previous run's until it completes.
+		e.mu.Lock()
+		prev := e.pending
+		e.mu.Unlock()
+		if prev != nil {
+			if err := (Pending{prev}).Wait(ctx); err != nil && ctx.Err() != nil {
+				return err
+			}
+		}
+	}
+	return e.RunAsync(opts...).Wait(ctx)
+}
+
+// RunAsync replays the graph without re-recording it and returns at once:
+// each segment's command buffer is submitted with the waits and signals
+// the plan computed. Runs of one Exec are ordered after each other on the
+// GPU. A graph with uploads or downloads has one set of staging buffers:
+// RunAsync returns ErrPending while the previous run is still in flight
+// (Run waits for it instead). It never blocks.
+func (e *Exec) RunAsync(opts ...RunOption) Pending {
+	fail := func(err error) Pending { return Pending{&run{err: err}} }
+	var ro runOpts
+	for _, f := range opts {
+		if f == nil {
+			continue
+		}
+		if err := f(&ro); err != nil {
+			return fail(fmt.Errorf("graph: %w", err))
+		}
+	}
+	d := e.dev
+	if err := d.Enter(); err != nil {
+		return fail(err)
+	}
+	defer d.Exit()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || e.obj.Closed() {
+		return fail(core.Closed("graph Exec"))
+	}
+	if err := e.usable(); err != nil {
+		return fail(err)
+	}
+	if (e.host || e.dirty) && e.pending != nil && !e.pending.done() {
+		return fail(fmt.Errorf("graph: RunAsync: %w (the previous run still uses the staging buffers or command buffers; wait for it)", core.ErrPending))
+	}
+	if e.dirty {
+		if err := e.recordAll(); err != nil {
+			return fail(fmt.Errorf("graph: re-recording: %w", d.Check(err)))
+		}
+	}
+	if err := e.writeUploads(); err != nil {
+		return fail(err)
+	}
+	r, err := e.submit(ro)
+	if err != nil {
+		return fail(err)
+	}
+	e.pending = r
+	return Pending{r}
+}
+
+// usable checks that no tensor or algorithm was closed.
+func (e *Exec) usable() error {
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		for k, t := range n.tensors {
+			if t.Closed() {
+				return fmt.Errorf("graph: node %s: tensor %d: %w", n.label(i), k, core.ErrClosed)
+			}
+		}
+		if n.algo != nil && n.algo.Object().Closed() {
+			return fmt.Errorf("graph: node %s: algorithm: %w", n.label(i), core.ErrClosed)
+		}
+	}
+	return nil
+}
+
+// submit schedules every segment, in plan order. Called with mu held.
+func (e *Exec) submit(ro runOpts) (*run, error) {
+	p := e.plan
+	r := &run{e: e}
+	vals := make([]uint64, len(p.segs))
+	prevLast := append([]uint64(nil), e.last...)
+	lastSeg := make([]int, len(p.slots)) // per slot: its last segment
+	for i := range lastSeg {
+		lastSeg[i] = -1
+	}
+	for _, seg := range p.segs {
+		lastSeg[seg.q] = seg.id
+	}
+	join := len(ro.signals) > 0 && countUsed(lastSeg) > 1
+	var tlRefs []*timeline.Timeline
+	for _, pt := range append(append([]timeline.Point(nil), ro.waits...), ro.signals...) {
+		if !pt.Timeline.Object().TryAcquire() {
+			for _, t := range tlRefs {
+				t.Object().Release()
+			}
+			return nil, fmt.Errorf("graph: run: timeline: %w", core.ErrClosed)
+		}
+		tlRefs = append(tlRefs, pt.Timeline)
+	}
+	defer func() {
+		for _, t := range tlRefs {
+			t.Object().Release()
+		}
+	}()
+	point := func(t *timeline.Timeline, v uint64) core.Point {
+		return core.Point{TL: t.State(), Value: v, Stage: vk.StageAllCommands}
+	}
+	schedule := func(q int, cmd vk.CommandBuffer, h *core.Hazards, waits, signals []core.Point, objs []*core.Object) error {
+		e.next[q]++
+		v := e.next[q]
+		signals = append(signals, point(e.tls[q], v))
+		sub := &core.Submission{Q: e.queues[q], Cmd: cmd, Hazards: h, Waits: waits, Signals: signals, Logical: p.slots[q]}
+		e.obj.Acquire()
+		e.inflight.Add(1)
+		tl := e.tls[q]
+		sub.OnRelease = func(qv uint64, err error) {
+			if err == nil {
+				qi := e.queues[q].Index
+				e.obj.MarkUse(qi, qv)
+				tl.Object().MarkUse(qi, qv)
+				for _, o := range objs {
+					o.MarkUse(qi, qv)
+				}
+			}
+			// OnRelease may run inside Schedule, under e.mu.
+			e.inflight.Add(-1)
+			e.obj.Release()
+		}
+		if err := e.dev.Schedule(sub); err != nil {
+			e.next[q]--
+			sub.OnRelease(0, err)
+			return fmt.Errorf("graph: %w", err)
+		}
+		e.last[q] = v
+		r.subs = append(r.subs, sub)
+		return nil
+	}
+	for _, seg := range p.segs {
+		var waits []core.Point
+		for _, w := range seg.waits {
+			waits = append(waits, point(e.tls[w.q], vals[p.bySlot[w.q][w.k]]))
+		}
+		if seg.k == 0 {
+			// Runs follow each other: the first segment on each queue
+			// waits for the previous run's last submit on the others.
+			for q, v := range prevLast {
+				if q != seg.q && v > 0 {
+					waits = append(waits, point(e.tls[q], v))
+				}
+			}
+			for _, w := range ro.waits {
+				waits = append(waits, point(w.Timeline, w.Value))
+			}
+		}
+		var signals []core.Point
+		if !join && seg.id == len(p.segs)-1 {
+			for _, s := range ro.signals {
+				signals = append(signals, point(s.Timeline, s.Value))
+			}
+		}
+		if err := schedule(seg.q, e.cmds[seg.id], e.hz[seg.id], waits, signals, e.objs[seg.id]); err != nil {
+			r.err = err
+			return r, nil
+		}
+		vals[seg.id] = e.last[seg.q]
+	}
+	if join {
+		// One empty submit on the last segment's queue waits for every
+		// queue's last segment and signals the user's points.
+		jq := p.segs[len(p.segs)-1].q
+		var waits, signals []core.Point
+		for q, k := range lastSeg {
+			if k >= 0 && q != jq {
+				waits = append(waits, point(e.tls[q], vals[k]))
+			}
+		}
+		for _, s := range ro.signals {
+			signals = append(signals, point(s.Timeline, s.Value))
+		}
+		if err := schedule(jq, nil, nil, waits, signals, nil); err != nil {
+			r.err = err
+			return r, nil
+		}
+	}
+	for q, k := range lastSeg {
+		if k >= 0 {
+			r.final = append(r.final, timeline.Point{Timeline: e.tls[q], Value: e.last[q]})
+		}
+	}
+	return r, nil
+}
+
+func countUsed(lastSeg []int) int {
+	n := 0
+	for _, k := range lastSeg {
+		if k >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// writeUploads copies each upload's host slice into its staging buffer.
+// Called with mu held, with no run using the staging buffers.
+func (e *Exec) writeUploads() error {
+	for i, n := range e.nodes {
+		if n.kind != KindUpload {
+			continue
+		}
+		a := e.stage[i]
+		copy(a.Bytes(), n.host)
+		if err := e.dev.Flush(a); err != nil {
+			return fmt.Errorf("graph: upload %s: %w", n.label(i), e.dev.Check(err))
+		}
+	}
+	return nil
+}
+
+// readDownloads copies each download's staging buffer into its host slice
+// once a run completed.
+func (e *Exec) readDownloads() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, n := range e.nodes {
+		if n.kind != KindDownload {
+			continue
+		}
+		a := e.stage[i]
+		if a == nil {
+			return core.Closed("graph Exec")
+		}
+		if err := e.dev.Invalidate(a); err != nil {
+			return fmt.Errorf("graph: download %s: %w", n.label(i), e.dev.Check(err))
+		}
+		copy(n.host, a.Bytes())
+	}
+	return nil
+}
+
+// Rebind replaces tensor old with new in every node, keeping the schedule:
+// new must have old's dtype and byte size, belong to the same Manager and
+// not be used by the graph already (that would change its dependencies:
+// compile again). The command buffers are recorded again at the next run.
+// No run may be in flight (ErrPending).
+func (e *Exec) Rebind(old, new *tensor.Tensor) error {
+	if old == nil || new == nil {
+		return core.Invalid("graph: Rebind: nil tensor")
+	}
+	if err := e.dev.Enter(); err != nil {
+		return err
+	}
+	defer e.dev.Exit()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.editable("Rebind"); err != nil {
+		return err
+	}
+	if new.Closed() {
+		return core.Closed("graph: Rebind: new tensor")
+	}
+	if new.Object().Device() != e.dev {
+		return core.Invalid("graph: Rebind: the new tensor belongs to another Manager")
+	}
+	if old.Dtype() != new.Dtype() || old.Bytes() != new.Bytes() {
+		return core.Invalid("graph: Rebind: %v has %v × %d, %v has %v × %d: dtype and size must match", old, old.Dtype(), old.Len(), new, new.Dtype(), new.Len())
+	}
+	ob, nb := old.Allocation().Buffer, new.Allocation().Buffer
+	used := false
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		for _, t := range n.tensors {
+			switch {
+			case t.Allocation().Buffer == nb:
+				return core.Invalid("graph: Rebind: the new tensor's buffer is already used by node %s (compile again to change dependencies)", n.label(i))
+			case t == old && n.kind == KindOpaque:
+				return core.Invalid("graph: Rebind: node %s is opaque: its commands name the old tensor", n.label(i))
+			case t == old && n.kind == KindDispatch && new.ReadOnly() && writes(n.algo, slot(n.tensors, t)):
+				return core.Invalid("graph: Rebind: node %s writes the tensor and the new one is read-only", n.label(i))
+			case t == old && n.kind == KindFill:
+				if p, err := record.PlanFill(new, fillValue(n)); err != nil || p != n.fill {
+					return core.Invalid("graph: Rebind: node %s fills the tensor, and the new one's padding differs", n.label(i))
+				}
+			}
+			used = used || t == old
+		}
+	}
+	if !used {
+		return core.Invalid("graph: Rebind: %v is not used by the graph", old)
+	}
+	if !new.Object().TryAcquire() {
+		return core.Closed("graph: Rebind: new tensor")
+	}
+	for i := range e.nodes {
+		for k, t := range e.nodes[i].tensors {
+			if t == old {
+				e.nodes[i].tensors[k] = new
+			}
+		}
+	}
+	for k := range e.plan.edges {
+		if e.plan.edges[k].buf == ob {
+			e.plan.edges[k].buf = nb
+		}
+	}
+	for _, seg := range e.plan.segs {
+		for _, b := range seg.bars {
+			for k := range b.bufs {
+				if b.bufs[k].Buffer == ob {
+					b.bufs[k].Buffer = nb
+				}
+			}
+		}
+	}
+	for k, o := range e.held {
+		if o == old.Object() {
+			e.held[k] = new.Object()
+			// The old tensor may still be in use by a completed run
+			// only: its last use is marked, so releasing is safe.
+			o.Release()
+			break
+		}
+	}
+	e.dirty = true
+	return nil
+}
+
+func slot(ts []*tensor.Tensor, t *tensor.Tensor) int {
+	for i, x := range ts {
+		if x == t {
+			return i
+		}
+	}
+	return 0
+}
+
+// fillValue returns a value of a fill node's dtype whose word is the
+// node's, for re-planning the fill of a rebound tensor.
+func fillValue(n *node) any {
+	w := n.fill.Word
+	switch n.tensors[0].Dtype() {
+	case tensor.Float16:
+		return tensor.Half(w)
+	case tensor.Float32:
+		return float32frombits(w)
+	case tensor.Float64:
+		return float64frombits(uint64(w) | uint64(w)<<32)
+	case tensor.Int8:
+		return int8(w)
+	case tensor.Int16:
+		return int16(w)
+	case tensor.Int32:
+		return int32(w)
+	case tensor.Int64:
+		return int64(uint64(w) | uint64(w)<<32)
+	case tensor.Uint8:
+		return uint8(w)
+	case tensor.Uint16:
+		return uint16(w)
+	case tensor.Uint32:
+		return w
+	case tensor.Uint64:
+		return uint64(w) | uint64(w)<<32
+	case tensor.Bool:
+		return w != 0
+	}
+	return nil
+}
+
+// SetPush changes the push constants of dispatch node n; the command
+// buffers are recorded again at the next run. No run may be in flight
+// (ErrPending).
+func (e *Exec) SetPush(n Node, push ...any) error {
+	if err := e.dev.Enter(); err != nil {
+		return err
+	}
+	defer e.dev.Exit()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.editable("SetPush"); err != nil {
+		return err
+	}
+	if n.i < 0 || n.i >= len(e.nodes) || e.nodes[n.i].kind != KindDispatch {
+		return core.Invalid("graph: SetPush: node %d is not a dispatch of this graph", n.i)
+	}
+	nd := &e.nodes[n.i]
+	data, err := algorithm.Push(push...)
+	if err != nil {
+		return fmt.Errorf("graph: SetPush: %w", err)
+	}
+	if len(data) != len(nd.push) {
+		return core.Invalid("graph: SetPush: push constants are %d bytes, the pipeline's are %d", len(data), len(nd.push))
+	}
+	nd.push = data
+	e.dirty = true
+	return nil
+}
+
+// editable checks that the Exec may be changed. Called with mu held.
+func (e *Exec) editable(what string) error {
+	if e.closed || e.obj.Closed() {
+		return core.Closed("graph Exec")
+	}
+	if e.inflight.Load() > 0 || e.pending != nil && !e.pending.done() {
+		return fmt.Errorf("graph: %s: %w (wait for the last run first)", what, core.ErrPending)
+	}
+	return nil
+}
+
+func float32frombits(w uint32) float32 { return math.Float32frombits(w) }
+func float64frombits(w uint64) float64 { return math.Float64frombits(w) }
