@@ -351,31 +351,38 @@ static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
     return create_pipeline_layout(c, mod, dispatch_base, c->pipe_layout);
 }
 
-static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
+/* A descriptor set of layout binding bufs[i] (whole) at binding i, i < n <= 3. */
+static VkDescriptorSet create_set_of(Ctx *c, VkDescriptorSetLayout layout, uint32_t n,
+                                     const Buffer *const *bufs)
 {
     VkDescriptorSetAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = c->desc_pool,
         .descriptorSetCount = 1,
-        .pSetLayouts = &c->set_layout,
+        .pSetLayouts = &layout,
     };
     VkDescriptorSet set;
     VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &set));
-    VkDescriptorBufferInfo infos[3] = {
-        {a->buffer, 0, a->size},
-        {b->buffer, 0, b->size},
-        {o->buffer, 0, o->size},
-    };
+    VkDescriptorBufferInfo infos[3];
+    for (uint32_t i = 0; i < n; i++)
+        infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0, bufs[i]->size};
     VkWriteDescriptorSet w = {
         .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
         .dstSet = set,
         .dstBinding = 0,
-        .descriptorCount = 3,
+        .descriptorCount = n,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
         .pBufferInfo = infos,
     };
     vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
     return set;
+}
+
+/* A set of the mul layout: a, b, out. */
+static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
+{
+    const Buffer *bufs[3] = {a, b, o};
+    return create_set_of(c, c->set_layout, 3, bufs);
 }
 
 static VkCommandBuffer alloc_cb_flags(Ctx *c, VkCommandBufferUsageFlags flags)
@@ -495,31 +502,11 @@ static void verify(const char *what, const float *a, const float *b, const float
     fprintf(stderr, "baseline: %s: verified %u elements\n", what, n);
 }
 
-/* A descriptor set of the saxpy layout: binding 0 = x, binding 1 = y. */
+/* A set of the saxpy layout: binding 0 = x, binding 1 = y. */
 static VkDescriptorSet create_saxpy_set(Ctx *c, const Buffer *x, const Buffer *y)
 {
-    VkDescriptorSetAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = c->desc_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &c->chain_set_layout,
-    };
-    VkDescriptorSet set;
-    VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &set));
-    VkDescriptorBufferInfo infos[2] = {
-        {x->buffer, 0, x->size},
-        {y->buffer, 0, y->size},
-    };
-    VkWriteDescriptorSet w = {
-        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = set,
-        .dstBinding = 0,
-        .descriptorCount = 2,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .pBufferInfo = infos,
-    };
-    vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
-    return set;
+    const Buffer *bufs[2] = {x, y};
+    return create_set_of(c, c->chain_set_layout, 2, bufs);
 }
 
 /* Bind saxpy with set and push alpha = 1. */
