@@ -24,6 +24,9 @@ package bench
 //	chain1000_eval        (Go only) the same 1000 dispatches with a host
 //	                      wait after each (seq.Eval, Kompute's model)
 //
+// and the workloads recorded once into one command buffer and replayed,
+// whose C sides have other names (onecmdbuf_test.go).
+//
 // Like the C side, every workload runs 3 warm-up iterations before the
 // timer starts and verifies its results once against the CPU, outside the
 // timing. Benchmarks never enable the validation layer; TestBenchSmoke runs
@@ -253,18 +256,16 @@ type chainEnv struct {
 	sync  *sequence.Sequence    // SyncLocal(y): verification only
 	tl    *timeline.Timeline
 	value uint64 // the last value signalled on tl (by the last chain)
+	// replays are the chainReplays, in order (addReplays).
+	replays []run
 }
 
 // newChainEnv needs a Manager with two logical compute queues (on lavapipe
 // both map to its one queue).
 func newChainEnv(m *vkflow.Manager, n int) (*chainEnv, error) {
 	e := &chainEnv{}
-	ones := make([]float32, n)
-	for i := range ones {
-		ones[i] = 1
-	}
 	var err error
-	if e.x, err = tensor.FromSlice(m, ones); err != nil {
+	if e.x, err = tensor.FromSlice(m, filled(n, 1)); err != nil {
 		return nil, err
 	}
 	if e.y, err = tensor.New(m, tensor.Float32, []int{n}); err != nil {
@@ -333,24 +334,25 @@ func (e *chainEnv) verify(ctx context.Context, what string, n int, run func(cont
 	if err := e.sync.Eval(ctx); err != nil {
 		return err
 	}
-	got, err := e.y.Float32s()
-	if err != nil {
-		return err
-	}
-	for i, v := range got {
-		if v != float32(n) {
-			return fmt.Errorf("%s: verification failed at %d: got %.9g want %d", what, i, v, n)
-		}
-	}
-	return nil
+	return checkAll(what, e.y, float32(n))
 }
 
-// verifyAll checks both chains of n dispatches.
+// verifyAll checks both chains of n dispatches and the replayed ones
+// (recorded with n dispatches).
 func (e *chainEnv) verifyAll(ctx context.Context, n int) error {
 	if err := e.verify(ctx, "chain", n, e.chain); err != nil {
 		return err
 	}
-	return e.verify(ctx, "eval chain", n, e.evalChain)
+	if err := e.verify(ctx, "eval chain", n, e.evalChain); err != nil {
+		return err
+	}
+	for k, r := range chainReplays {
+		replay := func(ctx context.Context, _ int) error { return e.replays[k](ctx) }
+		if err := e.verify(ctx, r.name, n, replay); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // perDispatch reports the benchmark's time per dispatch, ns/op being per
@@ -490,6 +492,9 @@ func BenchmarkGo(b *testing.B) {
 			if err != nil {
 				return nil, err
 			}
+			if err := e.addReplays(m, chainLen); err != nil {
+				return nil, err
+			}
 			return e, e.verifyAll(ctx, chainLen)
 		}}
 	b.Run("chain1000", func(b *testing.B) {
@@ -502,7 +507,30 @@ func BenchmarkGo(b *testing.B) {
 		loop(b, func() error { return e.evalChain(ctx, chainLen) })
 		perDispatch(b)
 	})
+	for k, r := range chainReplays {
+		b.Run(r.name, func(b *testing.B) {
+			f := chain.get(b).replays[k]
+			loop(b, func() error { return f(ctx) })
+			perDispatch(b)
+		})
+	}
 	chain.close(b)
+
+	wide := &group[*wideEnv]{name: "wide", opts: []vkflow.Option{vkflow.WithQueues(2, false)},
+		setup: func(ctx context.Context, m *vkflow.Manager) (*wideEnv, error) {
+			e, err := newWideEnv(m, wideN)
+			if err != nil {
+				return nil, err
+			}
+			return e, e.verifyAll(ctx)
+		}}
+	for k, r := range wideReplays {
+		b.Run(r.name, func(b *testing.B) {
+			f := wide.get(b).replays[k]
+			loop(b, func() error { return f(ctx) })
+		})
+	}
+	wide.close(b)
 
 	b.Run("manager_create", func(b *testing.B) {
 		// The C side creates and destroys its devices while its main
@@ -562,6 +590,9 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := c.addReplays(cm, 10); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.verifyAll(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -571,6 +602,15 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if c.value != 20 {
 		t.Fatalf("timeline at %d after two 10-dispatch chains, want 20", c.value)
+	}
+
+	// The wide replays over 1024 floats per y.
+	w, err := newWideEnv(cm, smallN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.verifyAll(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	// manager_create, without validation like the benchmark.

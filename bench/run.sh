@@ -12,7 +12,8 @@
 # all runs). Raw output: bench/out/raw.txt; the baseline's stderr (device,
 # verification, per-batch spread): bench/out/baseline.log.
 #
-# The chain workloads (chain1000, chain1000_eval) report ns/op per chain of
+# The chain workloads (chain1000, chain1000_eval, and chain1000_cmdbuf with
+# the Go chains replayed from one command buffer) report ns/op per chain of
 # 1000 dispatches and an ns/dispatch metric, which the report compares.
 #
 # Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds, default 1),

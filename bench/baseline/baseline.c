@@ -66,6 +66,14 @@ static void *xaligned_alloc(size_t size)
 #define CHAIN_N 1024u                      /* chain1000 element count */
 #define CHAIN_LEN 1000u                    /* chain1000 dispatches per chain */
 #define SAXPY_LOCAL_SIZE 64u               /* saxpy.spv local_size_x */
+#define WIDE_N (256u * 1024u)              /* wide8_cmdbuf floats per buffer */
+#define WIDE_WIDTH 8u                      /* wide8_cmdbuf independent dispatches */
+
+/* What a workload needs set up (Workload.needs). */
+#define NEED_SMALL 1u /* dispatch1024's buffers and command buffer */
+#define NEED_BIG 2u   /* the mul16m_* buffers and command buffers */
+#define NEED_CHAIN 4u /* saxpy, the chains' x and y and command buffers */
+#define NEED_WIDE 8u  /* wide8_cmdbuf's buffers and command buffer (with NEED_CHAIN) */
 
 /* ------------------------------------------------------------------------ */
 /* Device setup shared by the main context and manager_create               */
@@ -220,6 +228,17 @@ typedef struct {
     VkSemaphore chain_timeline;
     uint64_t chain_value;         /* last value signalled on chain_timeline */
     int chain_verified;
+
+    /* chain1000_cmdbuf: the same chain recorded into one command buffer. */
+    VkCommandBuffer cb_chain_one;
+    int chain_one_verified;
+
+    /* wide8_cmdbuf: WIDE_WIDTH independent saxpy dispatches, one per y. */
+    int have_wide;
+    Buffer wx, wy[WIDE_WIDTH];
+    VkDescriptorSet set_wide[WIDE_WIDTH];
+    VkCommandBuffer cb_wide;
+    int wide_verified;
 } Ctx;
 
 static uint32_t pick_memory_type(const Ctx *c, uint32_t type_bits)
@@ -332,31 +351,38 @@ static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
     return create_pipeline_layout(c, mod, dispatch_base, c->pipe_layout);
 }
 
-static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
+/* A descriptor set of layout binding bufs[i] (whole) at binding i, i < n <= 3. */
+static VkDescriptorSet create_set_of(Ctx *c, VkDescriptorSetLayout layout, uint32_t n,
+                                     const Buffer *const *bufs)
 {
     VkDescriptorSetAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = c->desc_pool,
         .descriptorSetCount = 1,
-        .pSetLayouts = &c->set_layout,
+        .pSetLayouts = &layout,
     };
     VkDescriptorSet set;
     VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &set));
-    VkDescriptorBufferInfo infos[3] = {
-        {a->buffer, 0, a->size},
-        {b->buffer, 0, b->size},
-        {o->buffer, 0, o->size},
-    };
+    VkDescriptorBufferInfo infos[3];
+    for (uint32_t i = 0; i < n; i++)
+        infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0, bufs[i]->size};
     VkWriteDescriptorSet w = {
         .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
         .dstSet = set,
         .dstBinding = 0,
-        .descriptorCount = 3,
+        .descriptorCount = n,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
         .pBufferInfo = infos,
     };
     vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
     return set;
+}
+
+/* A set of the mul layout: a, b, out. */
+static VkDescriptorSet create_set(Ctx *c, const Buffer *a, const Buffer *b, const Buffer *o)
+{
+    const Buffer *bufs[3] = {a, b, o};
+    return create_set_of(c, c->set_layout, 3, bufs);
 }
 
 static VkCommandBuffer alloc_cb_flags(Ctx *c, VkCommandBufferUsageFlags flags)
@@ -476,6 +502,24 @@ static void verify(const char *what, const float *a, const float *b, const float
     fprintf(stderr, "baseline: %s: verified %u elements\n", what, n);
 }
 
+/* A set of the saxpy layout: binding 0 = x, binding 1 = y. */
+static VkDescriptorSet create_saxpy_set(Ctx *c, const Buffer *x, const Buffer *y)
+{
+    const Buffer *bufs[2] = {x, y};
+    return create_set_of(c, c->chain_set_layout, 2, bufs);
+}
+
+/* Bind saxpy with set and push alpha = 1. */
+static void bind_saxpy(Ctx *c, VkCommandBuffer cb, VkDescriptorSet set)
+{
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_saxpy);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->chain_pipe_layout, 0, 1,
+                            &set, 0, NULL);
+    const float alpha = 1.0f;
+    vkCmdPushConstants(cb, c->chain_pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       sizeof alpha, &alpha);
+}
+
 /*
  * chain1000 command buffer: like a vkflow sequence holding one Dispatch, it
  * starts with a global barrier (everything earlier on the queue happens
@@ -495,13 +539,63 @@ static VkCommandBuffer record_chain_cb(Ctx *c)
     };
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                          VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_saxpy);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->chain_pipe_layout, 0, 1,
-                            &c->set_chain, 0, NULL);
-    const float alpha = 1.0f;
-    vkCmdPushConstants(cb, c->chain_pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       sizeof alpha, &alpha);
+    bind_saxpy(c, cb, c->set_chain);
     vkCmdDispatch(cb, CHAIN_N / SAXPY_LOCAL_SIZE, 1, 1);
+    VK_CHECK(vkEndCommandBuffer(cb));
+    return cb;
+}
+
+/*
+ * The narrow barrier that orders a saxpy dispatch after earlier ones on the
+ * same y: COMPUTE_SHADER / SHADER_WRITE -> COMPUTE_SHADER / SHADER_READ |
+ * SHADER_WRITE on the whole of y.
+ */
+static VkBufferMemoryBarrier y_barrier(const Buffer *y)
+{
+    return (VkBufferMemoryBarrier){
+        .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .buffer = y->buffer,
+        .offset = 0,
+        .size = VK_WHOLE_SIZE,
+    };
+}
+
+static void record_y_barriers(VkCommandBuffer cb, uint32_t n, const VkBufferMemoryBarrier *bb)
+{
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, n, bb, 0, NULL);
+}
+
+/*
+ * chain1000_cmdbuf command buffer: the chain's CHAIN_LEN dispatches recorded
+ * once into one command buffer, saxpy bound once, with y_barrier between
+ * consecutive dispatches, and once more before the first one.
+ *
+ * That first barrier orders the iteration after the previous one, whose
+ * last dispatch wrote y. The host waited for that submit's timeline value
+ * before submitting again, so on any real driver it has completed; but a
+ * host wait is no memory dependency between the two submits (the signal
+ * makes the writes available, nothing makes them visible to the next
+ * submit's shader), and the validation layer's cross-submit check does not
+ * count it either (README.md). vkflow's own submits get the same barrier
+ * from their prelude, so both sides pay for it: one barrier per chain.
+ *
+ * The command buffer is never pending when it is submitted again (the host
+ * waits), so it needs no SIMULTANEOUS_USE.
+ */
+static VkCommandBuffer record_chain_one_cb(Ctx *c)
+{
+    VkCommandBuffer cb = alloc_cb(c);
+    bind_saxpy(c, cb, c->set_chain);
+    const VkBufferMemoryBarrier bb = y_barrier(&c->cy);
+    for (uint32_t k = 0; k < CHAIN_LEN; k++) {
+        record_y_barriers(cb, 1, &bb);
+        vkCmdDispatch(cb, CHAIN_N / SAXPY_LOCAL_SIZE, 1, 1);
+    }
     VK_CHECK(vkEndCommandBuffer(cb));
     return cb;
 }
@@ -548,29 +642,11 @@ static void chain_init(Ctx *c, const char *shader_dir)
         x[i] = 1.0f;
     memset(c->cy.map, 0, CHAIN_N * sizeof(float));
 
-    VkDescriptorSetAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = c->desc_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &c->chain_set_layout,
-    };
-    VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &c->set_chain));
-    VkDescriptorBufferInfo infos[2] = {
-        {c->cx.buffer, 0, c->cx.size},
-        {c->cy.buffer, 0, c->cy.size},
-    };
-    VkWriteDescriptorSet w = {
-        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = c->set_chain,
-        .dstBinding = 0,
-        .descriptorCount = 2,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .pBufferInfo = infos,
-    };
-    vkUpdateDescriptorSets(c->device, 1, &w, 0, NULL);
+    c->set_chain = create_saxpy_set(c, &c->cx, &c->cy);
 
     c->cb_chain[0] = record_chain_cb(c);
     c->cb_chain[1] = record_chain_cb(c);
+    c->cb_chain_one = record_chain_one_cb(c);
 
     /* Verification: make the chain's writes visible to the host. */
     c->cb_host_sync = alloc_cb(c);
@@ -587,9 +663,46 @@ static void chain_init(Ctx *c, const char *shader_dir)
     c->chain_value = 0;
 }
 
-static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_big,
-                     int need_chain)
+/*
+ * wide8_cmdbuf: x (WIDE_N ones) and WIDE_WIDTH buffers y[i], one command
+ * buffer binding saxpy once and dispatching it over each y[i] in turn
+ * (WIDE_N / 64 workgroups each) with no barrier between them: the
+ * dispatches share only x, which none writes. One barrier at the start,
+ * with y_barrier for every y[i], orders them after the previous iteration
+ * (see record_chain_one_cb). Needs chain_init (saxpy).
+ */
+static void wide_init(Ctx *c)
 {
+    c->have_wide = 1;
+    c->wx = create_buffer(c, WIDE_N * sizeof(float));
+    float *x = c->wx.map;
+    for (uint32_t j = 0; j < WIDE_N; j++)
+        x[j] = 1.0f;
+    for (uint32_t i = 0; i < WIDE_WIDTH; i++) {
+        c->wy[i] = create_buffer(c, WIDE_N * sizeof(float));
+        memset(c->wy[i].map, 0, WIDE_N * sizeof(float));
+        c->set_wide[i] = create_saxpy_set(c, &c->wx, &c->wy[i]);
+    }
+    c->cb_wide = alloc_cb(c);
+    VkBufferMemoryBarrier bb[WIDE_WIDTH];
+    for (uint32_t i = 0; i < WIDE_WIDTH; i++)
+        bb[i] = y_barrier(&c->wy[i]);
+    record_y_barriers(c->cb_wide, WIDE_WIDTH, bb);
+    bind_saxpy(c, c->cb_wide, c->set_wide[0]);
+    for (uint32_t i = 0; i < WIDE_WIDTH; i++) {
+        if (i > 0)
+            vkCmdBindDescriptorSets(c->cb_wide, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                    c->chain_pipe_layout, 0, 1, &c->set_wide[i], 0, NULL);
+        vkCmdDispatch(c->cb_wide, WIDE_N / SAXPY_LOCAL_SIZE, 1, 1);
+    }
+    VK_CHECK(vkEndCommandBuffer(c->cb_wide));
+}
+
+static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
+{
+    const int need_small = (needs & NEED_SMALL) != 0, need_big = (needs & NEED_BIG) != 0;
+    const int need_wide = (needs & NEED_WIDE) != 0;
+    const int need_chain = (needs & NEED_CHAIN) != 0 || need_wide;
     memset(c, 0, sizeof *c);
     c->instance = create_instance();
     c->phys = pick_physical_device(c->instance);
@@ -637,10 +750,11 @@ static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_bi
     };
     VK_CHECK(vkCreateCommandPool(c->device, &cpci, NULL, &c->cmd_pool));
 
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8};
+    /* Sets: small, big, chain (3 buffers, 3, 2) and the wide ones (2 each). */
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8 + 2 * WIDE_WIDTH};
     VkDescriptorPoolCreateInfo dpci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 3,
+        .maxSets = 3 + WIDE_WIDTH,
         .poolSizeCount = 1,
         .pPoolSizes = &ps,
     };
@@ -648,6 +762,8 @@ static void ctx_init(Ctx *c, const char *shader_dir, int need_small, int need_bi
 
     if (need_chain)
         chain_init(c, shader_dir);
+    if (need_wide)
+        wide_init(c);
     if (!need_small && !need_big)
         return;
 
@@ -751,6 +867,11 @@ static void ctx_destroy(Ctx *c)
         vkDestroyPipelineLayout(c->device, c->pipe_layout, NULL);
     if (c->set_layout)
         vkDestroyDescriptorSetLayout(c->device, c->set_layout, NULL);
+    if (c->have_wide) {
+        destroy_buffer(c, &c->wx);
+        for (uint32_t i = 0; i < WIDE_WIDTH; i++)
+            destroy_buffer(c, &c->wy[i]);
+    }
     if (c->have_chain) {
         destroy_buffer(c, &c->cx);
         destroy_buffer(c, &c->cy);
@@ -836,6 +957,19 @@ static void w_manager_create(Ctx *c, uint64_t n)
     }
 }
 
+/* Check that all n elements of y equal want exactly. */
+static void verify_all(const char *what, const float *y, uint32_t n, float want)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        if (y[j] != want) {
+            fprintf(stderr, "baseline: %s: verification failed at %u: got %.9g want %.9g\n",
+                    what, j, (double)y[j], (double)want);
+            exit(1);
+        }
+    }
+    fprintf(stderr, "baseline: %s: verified %u elements\n", what, n);
+}
+
 /*
  * One chain: CHAIN_LEN dependent dispatches, dispatch k alternating between
  * the two command buffers (two logical queues in vkflow; both go to the one
@@ -887,20 +1021,50 @@ static void w_chain1000(Ctx *c, uint64_t n)
         memset(c->cy.map, 0, CHAIN_N * sizeof(float));
         chain_once(c);
         submit_wait(c, c->cb_host_sync);
-        const float *y = c->cy.map;
-        for (uint32_t j = 0; j < CHAIN_N; j++) {
-            if (y[j] != (float)CHAIN_LEN) {
-                fprintf(stderr, "baseline: chain1000: verification failed at %u: got %.9g want %u\n",
-                        j, (double)y[j], CHAIN_LEN);
-                exit(1);
-            }
-        }
-        fprintf(stderr, "baseline: chain1000: verified %u elements\n", CHAIN_N);
+        verify_all("chain1000", c->cy.map, CHAIN_N, (float)CHAIN_LEN);
         c->chain_verified = 1;
         i = 1;
     }
     for (; i < n; i++)
         chain_once(c);
+}
+
+/* chain1000_cmdbuf: one submit of the whole recorded chain + host wait. */
+static void w_chain1000_cmdbuf(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->chain_one_verified && n > 0) {
+        memset(c->cy.map, 0, CHAIN_N * sizeof(float));
+        submit_wait(c, c->cb_chain_one);
+        submit_wait(c, c->cb_host_sync);
+        verify_all("chain1000_cmdbuf", c->cy.map, CHAIN_N, (float)CHAIN_LEN);
+        c->chain_one_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        submit_wait(c, c->cb_chain_one);
+}
+
+/* wide8_cmdbuf: one submit of the WIDE_WIDTH dispatches + host wait. */
+static void w_wide8_cmdbuf(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->wide_verified && n > 0) {
+        /* y[k] starts at k, so a dispatch on the wrong buffer shows. */
+        for (uint32_t k = 0; k < WIDE_WIDTH; k++) {
+            float *y = c->wy[k].map;
+            for (uint32_t j = 0; j < WIDE_N; j++)
+                y[j] = (float)k;
+        }
+        submit_wait(c, c->cb_wide);
+        submit_wait(c, c->cb_host_sync);
+        for (uint32_t k = 0; k < WIDE_WIDTH; k++)
+            verify_all("wide8_cmdbuf", c->wy[k].map, WIDE_N, (float)k + 1.0f);
+        c->wide_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        submit_wait(c, c->cb_wide);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -913,20 +1077,20 @@ typedef struct {
     const char *name;
     WorkFn fn;
     double bytes_per_op; /* 0: no GB/s column */
-    int needs_small;
-    int needs_big;
-    int needs_chain;
+    unsigned needs;           /* NEED_* bits */
     double dispatches_per_op; /* 0: no ns/dispatch column */
 } Workload;
 
 static const Workload workloads[] = {
-    {"dispatch1024", w_dispatch1024, 0, 1, 0, 0, 0},
-    {"empty_submit", w_empty_submit, 0, 0, 0, 0, 0},
-    {"mul16m_e2e", w_mul16m_e2e, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
-    {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
-    {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, 0, 1, 0, 0},
-    {"chain1000", w_chain1000, 0, 0, 0, 1, CHAIN_LEN},
-    {"manager_create", w_manager_create, 0, 0, 0, 0, 0},
+    {"dispatch1024", w_dispatch1024, 0, NEED_SMALL, 0},
+    {"empty_submit", w_empty_submit, 0, 0, 0},
+    {"mul16m_e2e", w_mul16m_e2e, BYTES_PER_ELEMENT * BIG_N, NEED_BIG, 0},
+    {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, NEED_BIG, 0},
+    {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, NEED_BIG, 0},
+    {"chain1000", w_chain1000, 0, NEED_CHAIN, CHAIN_LEN},
+    {"chain1000_cmdbuf", w_chain1000_cmdbuf, 0, NEED_CHAIN, CHAIN_LEN},
+    {"wide8_cmdbuf", w_wide8_cmdbuf, 0, NEED_CHAIN | NEED_WIDE, 0},
+    {"manager_create", w_manager_create, 0, 0, 0},
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -1062,18 +1226,15 @@ int main(int argc, char **argv)
         ncpu = 1;
 
     int selected[NUM_WORKLOADS];
-    int need_small = 0, need_big = 0, need_chain = 0;
+    unsigned needs = 0;
     for (size_t i = 0; i < NUM_WORKLOADS; i++) {
         selected[i] = !filter || strstr(workloads[i].name, filter) != NULL;
-        if (selected[i]) {
-            need_small |= workloads[i].needs_small;
-            need_big |= workloads[i].needs_big;
-            need_chain |= workloads[i].needs_chain;
-        }
+        if (selected[i])
+            needs |= workloads[i].needs;
     }
 
     Ctx ctx;
-    ctx_init(&ctx, shader_dir, need_small, need_big, need_chain);
+    ctx_init(&ctx, shader_dir, needs);
     for (size_t i = 0; i < NUM_WORKLOADS; i++)
         if (selected[i])
             run_workload(&ctx, &workloads[i], benchtime, ncpu);

@@ -3,7 +3,8 @@
 // It reads Go-benchmark-format lines from stdin, both BenchmarkC/<name>
 // (bench/baseline/baseline.c) and BenchmarkGo/<name> (bench/bench_test.go),
 // any number of runs of each, takes the median ns/op per name, pairs C and
-// Go by workload name and prints a markdown table, the allocations per
+// Go by workload name (or by baselineOf, for Go benchmarks whose C side has
+// another name) and prints a markdown table, the allocations per
 // submit+wait, and whether each goal is met. Workloads that report an
 // ns/dispatch metric (the chains of dependent dispatches, whose ns/op is per
 // chain) go into a second table compared by median ns/dispatch. Other lines are ignored, except
@@ -47,12 +48,31 @@ const (
 	chainEvalName    = "chain1000_eval" // host Eval per dispatch (Go only)
 	chainSpeedupGoal = 3.0              // chain1000 dispatches/s >= 3 x chain1000_eval's
 	chainCGoal       = 1.15             // chain1000: vkflow ns/dispatch <= 1.15 x C
+
+	// A chain recorded once by a graph and replayed (issue 10).
+	graphChainName    = "graph_chain1000"
+	chainCmdbufName   = "chain1000_cmdbuf" // C: the chain in one command buffer
+	graphChainCGoal   = 1.10               // graph_chain1000 ns/dispatch <= 1.1 x C chain1000_cmdbuf
+	graphChainSpeedup = 3.0                // graph_chain1000 dispatches/s >= 3 x vkflow chain1000's
 )
+
+// baselineOf names the C workload that a Go benchmark is compared with when
+// the names differ: the workloads recorded once into one command buffer,
+// whether by a sequence or a graph. A C workload named here is no row of
+// its own while one of its Go benchmarks is in the input.
+var baselineOf = map[string]string{
+	"seq_chain1000_onecmdbuf": chainCmdbufName,
+	graphChainName:            chainCmdbufName,
+	"seq_wide8_onecmdbuf":     "wide8_cmdbuf",
+	"graph_wide8_1q":          "wide8_cmdbuf",
+}
 
 // order is the table's row order; other names follow, sorted.
 var order = []string{
 	"dispatch1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
 	"mul16m_kernel_scalar", "manager_create", chainName, chainEvalName,
+	chainCmdbufName, "seq_chain1000_onecmdbuf", graphChainName,
+	"wide8_cmdbuf", "seq_wide8_onecmdbuf", "graph_wide8_1q",
 }
 
 // sample is one benchmark line.
@@ -182,10 +202,19 @@ func summarize(ss []sample) (stat, bool) {
 
 // row is one workload of the table.
 type row struct {
-	name  string
+	name  string // the Go benchmark's, or the C workload's without one
+	cName string // the C workload compared: name, or baselineOf[name]
 	c, vf stat
 	hasC  bool
 	hasGo bool
+}
+
+// label is the row's name, with the C workload's when it differs.
+func (r row) label() string {
+	if r.cName != r.name {
+		return fmt.Sprintf("%s (C: %s)", r.name, r.cName)
+	}
+	return r.name
 }
 
 func (r row) timeRatio() float64 { return r.vf.ns / r.c.ns }
@@ -200,13 +229,19 @@ func (r row) dispatchRatio() float64 { return r.vf.perDispatch / r.c.perDispatch
 
 func (res *results) rows() []row {
 	names := map[string]bool{}
-	for _, side := range res.runs {
-		for name := range side {
-			if name != allocsName {
-				names[name] = true
-			}
+	paired := map[string]bool{} // C workloads compared under Go names
+	for name := range res.runs["Go"] {
+		names[name] = true
+		if c, ok := baselineOf[name]; ok {
+			paired[c] = true
 		}
 	}
+	for name := range res.runs["C"] {
+		if !paired[name] {
+			names[name] = true
+		}
+	}
+	delete(names, allocsName)
 	var list []string
 	for _, n := range order {
 		if names[n] {
@@ -222,8 +257,11 @@ func (res *results) rows() []row {
 	list = append(list, rest...)
 	var out []row
 	for _, n := range list {
-		r := row{name: n}
-		r.c, r.hasC = summarize(res.runs["C"][n])
+		r := row{name: n, cName: n}
+		if c, ok := baselineOf[n]; ok {
+			r.cName = c
+		}
+		r.c, r.hasC = summarize(res.runs["C"][r.cName])
 		r.vf, r.hasGo = summarize(res.runs["Go"][n])
 		out = append(out, r)
 	}
@@ -301,7 +339,7 @@ func render(w io.Writer, res *results, m meta) {
 			ratio = fmtNum(r.timeRatio(), 2)
 			gr = fmtNum(r.gbpsRatio(), 2)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.name,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.label(),
 			fmtNs(r.c.ns, r.hasC), fmtNs(r.vf.ns, r.hasGo), ratio,
 			fmtNum(r.c.gbps, 2), fmtNum(r.vf.gbps, 2), gr)
 	}
@@ -320,7 +358,7 @@ func render(w io.Writer, res *results, m meta) {
 			if r.hasGo {
 				parts = append(parts, fmt.Sprintf("vkflow %s–%s ns/dispatch (%d runs)", fmtNs(r.vf.minPD, true), fmtNs(r.vf.maxPD, true), r.vf.n))
 			}
-			fmt.Fprintf(w, "- %s: %s\n", r.name, strings.Join(parts, "; "))
+			fmt.Fprintf(w, "- %s: %s\n", r.label(), strings.Join(parts, "; "))
 			continue
 		}
 		var parts []string
@@ -330,7 +368,7 @@ func render(w io.Writer, res *results, m meta) {
 		if r.hasGo {
 			parts = append(parts, fmt.Sprintf("vkflow %s–%s (%d runs)", group(r.vf.min), group(r.vf.max), r.vf.n))
 		}
-		fmt.Fprintf(w, "- %s: %s\n", r.name, strings.Join(parts, "; "))
+		fmt.Fprintf(w, "- %s: %s\n", r.label(), strings.Join(parts, "; "))
 	}
 
 	// Allocations.
@@ -402,10 +440,33 @@ func render(w io.Writer, res *results, m meta) {
 		fmt.Fprintf(w, "- chain: vkflow <= %.2fx C (ns/dispatch): **NOT MEASURED**\n", chainCGoal)
 	}
 
+	renderGraphGoals(w, res, ch, okC)
+
 	// Context.
 	if r, ok := res.find(e2eName); ok && r.hasGo && !math.IsNaN(r.vf.gbps) {
 		fmt.Fprintf(w, "\nContext only (not a goal): Kompute's reference figure on this machine is %.2f GB/s for the same 16M-float multiply "+
 			"(/work/shared/notes/kompute.md); vkflow e2e GB/s / %.2f = %.2f.\n", komputeE2E, komputeE2E, r.vf.gbps/komputeE2E)
+	}
+}
+
+// renderGraphGoals prints the goals of the graph's replayed chain: against
+// the C chain in one command buffer, and against vkflow's per-submit chain
+// ch (okC: measured).
+func renderGraphGoals(w io.Writer, res *results, ch row, okC bool) {
+	g, ok := res.find(graphChainName)
+	prefix := fmt.Sprintf("- graph chain: vkflow %s <= %.2fx C %s (ns/dispatch): ", graphChainName, graphChainCGoal, chainCmdbufName)
+	if x := g.dispatchRatio(); ok && !math.IsNaN(x) {
+		fmt.Fprintf(w, "%s%.2f (%s vs %s ns/dispatch) — **%s**\n", prefix, x,
+			group(g.vf.perDispatch), group(g.c.perDispatch), verdict(x <= graphChainCGoal))
+	} else {
+		fmt.Fprintf(w, "%s**NOT MEASURED**\n", prefix)
+	}
+	prefix = fmt.Sprintf("- graph chain: >= %.0fx faster than the per-submit %s (vkflow): ", graphChainSpeedup, chainName)
+	if x := ch.vf.perDispatch / g.vf.perDispatch; ok && okC && !math.IsNaN(x) {
+		fmt.Fprintf(w, "%s%.2fx (%s vs %s ns/dispatch) — **%s**\n", prefix, x,
+			group(g.vf.perDispatch), group(ch.vf.perDispatch), verdict(x >= graphChainSpeedup))
+	} else {
+		fmt.Fprintf(w, "%s**NOT MEASURED**\n", prefix)
 	}
 }
 
@@ -432,7 +493,7 @@ func renderChains(w io.Writer, res *results, chains []row) {
 				vsEval = fmtNum(x, 2) + "x"
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.name,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.label(),
 			fmtNs(r.c.perDispatch, r.hasC), fmtNs(r.vf.perDispatch, r.hasGo), ratio, rate, vsEval)
 	}
 }

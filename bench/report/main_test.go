@@ -75,10 +75,7 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	render(&buf, res, meta{date: "2026-11-21", arch: "x86_64", cpu: "CPU: AMD EPYC", device: "device: llvmpipe"})
-	out := buf.String()
-	for _, want := range []string{
+	out := rendered(t, res, meta{date: "2026-11-21", arch: "x86_64", cpu: "CPU: AMD EPYC", device: "device: llvmpipe"},
 		"2026-11-21 · x86_64 · CPU: AMD EPYC · device: llvmpipe",
 		"| dispatch1024 | 100,000 | 104,000 | 1.04 | — | — | — |",
 		"| empty_submit | 30,000 | — | — |",
@@ -88,11 +85,9 @@ func TestRender(t *testing.T) {
 		"allocs per submit+wait == 0: 0 allocs/op (worst exact average 0.0000) — **MET**",
 		"mul16m_e2e vkflow GB/s >= 0.9x C (vec4 e2e): 3.36 vs 3.79 GB/s = 0.89x — **NOT MET**",
 		"vkflow e2e GB/s / 2.21 = 1.52",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+		"chain: vkflow timeline chain >= 3x throughput of host-Eval chain: **NOT MEASURED**",
+		"chain: vkflow <= 1.15x C (ns/dispatch): **NOT MEASURED**",
+	)
 	if strings.Count(out, "| workload |") != 1 {
 		t.Errorf("want exactly one table (no chains in the input):\n%s", out)
 	}
@@ -102,19 +97,7 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf.Reset()
-	render(&buf, res, meta{})
-	if want := "allocs per submit+wait == 0: 0 allocs/op (worst exact average 0.0004) — **NOT MET**"; !strings.Contains(buf.String(), want) {
-		t.Errorf("output lacks %q:\n%s", want, buf.String())
-	}
-	for _, want := range []string{
-		"chain: vkflow timeline chain >= 3x throughput of host-Eval chain: **NOT MEASURED**",
-		"chain: vkflow <= 1.15x C (ns/dispatch): **NOT MEASURED**",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	rendered(t, res, meta{}, "allocs per submit+wait == 0: 0 allocs/op (worst exact average 0.0004) — **NOT MET**")
 }
 
 func TestParseErrors(t *testing.T) {
@@ -171,21 +154,14 @@ func TestChains(t *testing.T) {
 		t.Fatal("dispatch1024 is not a chain")
 	}
 
-	var buf bytes.Buffer
-	render(&buf, res, meta{date: "2026-11-22", arch: "x86_64", cpu: "CPU: AMD EPYC", device: "device: llvmpipe"})
-	out := buf.String()
-	for _, want := range []string{
+	out := rendered(t, res, meta{date: "2026-11-22", arch: "x86_64", cpu: "CPU: AMD EPYC", device: "device: llvmpipe"},
 		"| chain1000 | 55,000 | 60,000 | 1.09 | 16,667 | 2.83x |",
 		"| chain1000_eval | — | 170,000 | — | 5,882 | 1.00x |",
 		"- chain1000: C 50,000–60,000 ns/dispatch (2 runs); vkflow 54,000–66,000 ns/dispatch (2 runs)",
 		"chain: vkflow timeline chain >= 3x throughput of host-Eval chain: 2.83x (60,000 vs 170,000 ns/dispatch) — **NOT MET**",
 		"chain: vkflow <= 1.15x C (ns/dispatch): 1.09 (60,000 vs 55,000 ns/dispatch) — **MET**",
 		"| dispatch1024 | 100,000 | 104,000 | 1.04 | — | — | — |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	// The chains are not rows of the ns/op table.
 	if strings.Contains(out, "| chain1000 | 55,000,000") || strings.Contains(out, "| chain1000 | 60,000,000") {
 		t.Errorf("chain1000 in the ns/op table:\n%s", out)
@@ -201,16 +177,96 @@ func TestChains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf.Reset()
-	render(&buf, res, meta{})
-	out = buf.String()
-	for _, want := range []string{
+	rendered(t, res, meta{},
 		"throughput of host-Eval chain: 3.00x (50,000 vs 150,000 ns/dispatch) — **MET**",
 		"vkflow <= 1.15x C (ns/dispatch): 1.25 (50,000 vs 40,000 ns/dispatch) — **NOT MET**",
 		"dispatch1024 vkflow/C time <= 1.05: **NOT MEASURED**",
+	)
+}
+
+// Replayed workloads: Go benchmarks compared with a C workload of another
+// name (baselineOf).
+const pairedInput = `BenchmarkC/chain1000-2	3	40000000 ns/op	40000 ns/dispatch
+BenchmarkC/chain1000_cmdbuf-2	10	6000000 ns/op	6000 ns/dispatch
+BenchmarkC/chain1000_cmdbuf-2	10	5000000 ns/op	5000 ns/dispatch
+BenchmarkC/wide8_cmdbuf-2	50	10000000 ns/op
+BenchmarkGo/chain1000-2	3	45000000 ns/op	45000 ns/dispatch
+BenchmarkGo/seq_chain1000_onecmdbuf-2	10	6600000 ns/op	6600 ns/dispatch
+BenchmarkGo/graph_chain1000-2	10	6000000 ns/op	6000 ns/dispatch
+BenchmarkGo/seq_wide8_onecmdbuf-2	50	11000000 ns/op
+BenchmarkGo/graph_wide8_1q-2	50	12000000 ns/op
+`
+
+func TestPairedBaselines(t *testing.T) {
+	res, err := parse(strings.NewReader(pairedInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, cName string
+		cNs, goNs   float64 // median ns/dispatch for chains, else ns/op
+		chain       bool
+	}{
+		{"chain1000", "chain1000", 40000, 45000, true},
+		{"seq_chain1000_onecmdbuf", "chain1000_cmdbuf", 5500, 6600, true},
+		{"graph_chain1000", "chain1000_cmdbuf", 5500, 6000, true},
+		{"seq_wide8_onecmdbuf", "wide8_cmdbuf", 10e6, 11e6, false},
+		{"graph_wide8_1q", "wide8_cmdbuf", 10e6, 12e6, false},
 	} {
+		r, ok := res.find(tc.name)
+		if !ok || !r.hasC || !r.hasGo || r.cName != tc.cName || r.chain() != tc.chain {
+			t.Errorf("%s: %+v", tc.name, r)
+			continue
+		}
+		c, g := r.c.ns, r.vf.ns
+		if tc.chain {
+			c, g = r.c.perDispatch, r.vf.perDispatch
+		}
+		if c != tc.cNs || g != tc.goNs {
+			t.Errorf("%s: C %v, Go %v; want %v, %v", tc.name, c, g, tc.cNs, tc.goNs)
+		}
+	}
+	// A C workload compared under other names is no row of its own.
+	for _, name := range []string{"chain1000_cmdbuf", "wide8_cmdbuf"} {
+		if r, ok := res.find(name); ok {
+			t.Errorf("%s is a row: %+v", name, r)
+		}
+	}
+
+	rendered(t, res, meta{},
+		"| seq_chain1000_onecmdbuf (C: chain1000_cmdbuf) | 5,500 | 6,600 | 1.20 |",
+		"| graph_chain1000 (C: chain1000_cmdbuf) | 5,500 | 6,000 | 1.09 |",
+		"| graph_wide8_1q (C: wide8_cmdbuf) | 10,000,000 | 12,000,000 | 1.20 |",
+		"- graph_chain1000 (C: chain1000_cmdbuf): C 5,000–6,000 ns/dispatch (2 runs); vkflow 6,000–6,000 ns/dispatch (1 runs)",
+		"graph chain: vkflow graph_chain1000 <= 1.10x C chain1000_cmdbuf (ns/dispatch): 1.09 (6,000 vs 5,500 ns/dispatch) — **MET**",
+		"graph chain: >= 3x faster than the per-submit chain1000 (vkflow): 7.50x (6,000 vs 45,000 ns/dispatch) — **MET**",
+	)
+
+	// Without the Go benchmarks paired with it, a C workload is a row.
+	res, err = parse(strings.NewReader("BenchmarkC/chain1000_cmdbuf-2\t10\t6000000 ns/op\t6000 ns/dispatch\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := res.find("chain1000_cmdbuf"); !ok || !r.hasC || r.hasGo || r.c.perDispatch != 6000 {
+		t.Fatalf("chain1000_cmdbuf alone: %+v", r)
+	}
+	rendered(t, res, meta{},
+		"| chain1000_cmdbuf | 6,000 | — | — |",
+		"graph chain: vkflow graph_chain1000 <= 1.10x C chain1000_cmdbuf (ns/dispatch): **NOT MEASURED**",
+		"graph chain: >= 3x faster than the per-submit chain1000 (vkflow): **NOT MEASURED**",
+	)
+}
+
+// rendered renders res and reports each of wants that the output lacks.
+func rendered(t *testing.T, res *results, m meta, wants ...string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	render(&buf, res, m)
+	out := buf.String()
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	return out
 }
