@@ -95,7 +95,8 @@ type segment struct {
 	bars   []barrier // before each group
 	host   []vk.BufferBarrier
 	waits  []segRef
-	clock  []int // per slot: segments known complete when it starts
+	prev   []segRef // segments of the previous run it waits for
+	clock  []int    // per slot: segments known complete when it starts
 	work   uint64
 	pos    int // topological position of its first node
 }
@@ -110,6 +111,7 @@ type plan struct {
 	segs     []*segment
 	bySlot   [][]int // per slot: indexes into segs, in order
 	edges    []edge
+	wrap     []edge // from a run's node to the next run's
 	warnings []string
 }
 
@@ -120,6 +122,14 @@ var dropEdge = -1
 // compilePlan analyses nodes: dependencies, order, queues, segments,
 // waits and barriers. It touches no Vulkan object.
 func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o options, inputs map[vk.Buffer]bool) (*plan, error) {
+	// A tensor the host wrote, or GPU work wrote, holds data.
+	for _, n := range nodes {
+		for _, t := range n.tensors {
+			if t.Allocation().Written() {
+				inputs[t.Allocation().Buffer] = true
+			}
+		}
+	}
 	p := &plan{slots: o.queues}
 	slotOfQueue := map[int]int{}
 	for s, q := range p.slots {
@@ -131,7 +141,7 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 		}
 		slotOfQueue[q] = s
 	}
-	edges, uninit := infer(accs)
+	edges, wrap, uninit := infer(accs)
 	if dropEdge >= 0 && dropEdge < len(edges) {
 		edges = slices.Delete(edges, dropEdge, dropEdge+1)
 	}
@@ -141,12 +151,13 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 		}
 	}
 	p.edges = edges
+	p.wrap = wrap
 	for buf, ns := range uninit {
 		if inputs[buf] {
 			continue
 		}
 		n := ns[0]
-		p.warnings = append(p.warnings, fmt.Sprintf("node %s reads a tensor that no node writes before it and that is not declared with Input: it reads whatever the buffer holds", nodes[n].label(n)))
+		p.warnings = append(p.warnings, fmt.Sprintf("node %s reads a tensor that nothing wrote: no node before it, no host write, no earlier GPU work (declare it with Input if it is filled another way)", nodes[n].label(n)))
 	}
 	slices.Sort(p.warnings)
 
@@ -166,6 +177,7 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 		return nil, err
 	}
 	p.segment(nodes, preds, o)
+	p.crossRun()
 	p.barriers(nodes, accs)
 	return p, nil
 }
@@ -377,6 +389,40 @@ func (p *plan) segment(nodes []node, preds [][]int, o options) {
 		cur.nodes = append(cur.nodes, i)
 		cur.work += c
 		p.segOf[i] = cur.id
+	}
+}
+
+// crossRun orders each run after the previous one where they conflict:
+// a node that depends on a node of the previous run on another queue
+// (wrap edges) makes its segment wait for that segment's previous run,
+// unless an earlier segment on its queue already waited for it or a later
+// one of that queue. Conflicts on one queue are ordered by the queue's
+// hazard tracking. So a graph whose runs touch disjoint buffers on each
+// queue, a ring of frame buffers say, lets one queue run ahead of
+// another.
+func (p *plan) crossRun() {
+	need := make([][]int, len(p.segs)) // per segment, per slot: index+1
+	for _, e := range p.wrap {
+		from, to := p.segs[p.segOf[e.from]], p.segs[p.segOf[e.to]]
+		if from.q == to.q {
+			continue
+		}
+		if need[to.id] == nil {
+			need[to.id] = make([]int, len(p.slots))
+		}
+		need[to.id][from.q] = max(need[to.id][from.q], from.k+1)
+	}
+	done := make([][]int, len(p.slots)) // per slot: waited so far, per slot
+	for q := range done {
+		done[q] = make([]int, len(p.slots))
+	}
+	for _, seg := range p.segs {
+		for q, k := range need[seg.id] {
+			if k > done[seg.q][q] {
+				seg.prev = append(seg.prev, segRef{q, k - 1})
+				done[seg.q][q] = k
+			}
+		}
 	}
 }
 

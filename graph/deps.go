@@ -60,50 +60,78 @@ type ival struct {
 // write on the last overlapping write (WAW) and the reads since (WAR).
 // Ranges are exact: accesses to disjoint bytes of one buffer do not
 // depend on each other. It reports the buffers read before anything in
-// the graph writes them (uninit). O(accesses × overlapping intervals).
-func infer(accs [][]access) (edges []edge, uninit map[vk.Buffer][]int) {
-	bufs := map[vk.Buffer][]ival{}
+// the graph writes them (uninit), and the edges from a run to the next
+// (wrap: the graph's accesses followed by themselves again, edges from the
+// first copy to the second, with the second's nodes numbered as the
+// first's). O(accesses × overlapping intervals).
+func infer(accs [][]access) (edges, wrap []edge, uninit map[vk.Buffer][]int) {
+	h := &history{bufs: map[vk.Buffer][]ival{}}
 	uninit = map[vk.Buffer][]int{}
 	for n, as := range accs {
 		for _, a := range as {
-			iv := split(bufs[a.buf], a.lo, a.hi)
-			covered := uint64(0)
-			for k := range iv {
-				v := &iv[k]
-				if v.hi <= a.lo || v.lo >= a.hi {
-					continue
-				}
-				covered += v.hi - v.lo
-				if v.writer >= 0 && v.writer != n {
-					kind := uint8(hazRAW)
-					if a.writes() {
-						kind = hazWAW
-					}
-					edges = append(edges, edge{from: v.writer, to: n, kind: kind, buf: a.buf, lo: v.lo, hi: v.hi,
-						srcStage: v.wStage, dstStg: a.stage, srcMask: v.wMsk, dstMask: a.mask})
-				} else if v.writer < 0 && !a.writes() {
-					uninit[a.buf] = append(uninit[a.buf], n)
-				}
-				if a.writes() {
-					for _, r := range v.readers {
-						if r.node != n {
-							edges = append(edges, edge{from: r.node, to: n, kind: hazWAR, buf: a.buf, lo: v.lo, hi: v.hi,
-								srcStage: r.stage, dstStg: a.stage, dstMask: a.mask})
-						}
-					}
-					v.writer, v.wStage, v.wMsk, v.readers = n, a.stage, a.mask&record.WriteAccess, v.readers[:0]
-				} else {
-					v.readers = append(v.readers, reader{node: n, stage: a.stage, mask: a.mask})
-				}
-			}
-			if covered < a.hi-a.lo {
-				// Bytes nothing touched before: a new interval.
-				iv = fillGaps(iv, a, n)
-			}
-			bufs[a.buf] = merge(iv)
+			h.apply(n, a, func(e edge) { edges = append(edges, e) }, func(b vk.Buffer) { uninit[b] = append(uninit[b], n) })
 		}
 	}
-	return edges, uninit
+	nn := len(accs)
+	for n, as := range accs {
+		for _, a := range as {
+			h.apply(nn+n, a, func(e edge) {
+				if e.from < nn {
+					e.to -= nn
+					wrap = append(wrap, e)
+				}
+			}, func(vk.Buffer) {})
+		}
+	}
+	return edges, wrap, uninit
+}
+
+// history is, per buffer, the intervals of uniform access history.
+type history struct{ bufs map[vk.Buffer][]ival }
+
+// apply adds node n's access a, emitting the edges it needs and calling
+// unwritten for a read of bytes nothing wrote before.
+func (h *history) apply(n int, a access, emit func(edge), unwritten func(vk.Buffer)) {
+	iv := split(h.bufs[a.buf], a.lo, a.hi)
+	covered := uint64(0)
+	read := false
+	for k := range iv {
+		v := &iv[k]
+		if v.hi <= a.lo || v.lo >= a.hi {
+			continue
+		}
+		covered += v.hi - v.lo
+		if v.writer >= 0 && v.writer != n {
+			kind := uint8(hazRAW)
+			if a.writes() {
+				kind = hazWAW
+			}
+			emit(edge{from: v.writer, to: n, kind: kind, buf: a.buf, lo: v.lo, hi: v.hi,
+				srcStage: v.wStage, dstStg: a.stage, srcMask: v.wMsk, dstMask: a.mask})
+		} else if v.writer < 0 && !a.writes() {
+			read = true
+		}
+		if a.writes() {
+			for _, r := range v.readers {
+				if r.node != n {
+					emit(edge{from: r.node, to: n, kind: hazWAR, buf: a.buf, lo: v.lo, hi: v.hi,
+						srcStage: r.stage, dstStg: a.stage, dstMask: a.mask})
+				}
+			}
+			v.writer, v.wStage, v.wMsk, v.readers = n, a.stage, a.mask&record.WriteAccess, v.readers[:0]
+		} else {
+			v.readers = append(v.readers, reader{node: n, stage: a.stage, mask: a.mask})
+		}
+	}
+	if covered < a.hi-a.lo {
+		// Bytes nothing touched before: a new interval.
+		iv = fillGaps(iv, a, n)
+		read = read || !a.writes()
+	}
+	if read {
+		unwritten(a.buf)
+	}
+	h.bufs[a.buf] = merge(iv)
 }
 
 // split cuts the intervals at lo and hi so that each lies inside or

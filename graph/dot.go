@@ -15,11 +15,15 @@ func (e *Exec) String() string {
 	defer e.mu.Unlock()
 	p := e.plan
 	var b strings.Builder
+	names := e.tensorNames()
 	fmt.Fprintf(&b, "graph: %d nodes, %d edges, %d submits on queues %v\n", len(e.nodes), len(p.edges), len(p.segs), p.slots)
 	for _, seg := range p.segs {
 		fmt.Fprintf(&b, "submit %d: queue %d #%d", seg.id, p.slots[seg.q], seg.k)
 		for _, w := range seg.waits {
 			fmt.Fprintf(&b, ", waits queue %d #%d", p.slots[w.q], w.k)
+		}
+		for _, w := range seg.prev {
+			fmt.Fprintf(&b, ", waits the previous run's queue %d #%d", p.slots[w.q], w.k)
 		}
 		b.WriteString("\n")
 		for gi, start := range seg.groups {
@@ -28,7 +32,7 @@ func (e *Exec) String() string {
 				end = seg.groups[gi+1]
 			}
 			if bar := seg.bars[gi]; len(bar.bufs) > 0 || bar.global {
-				fmt.Fprintf(&b, "  barrier %s\n", e.describe(bar))
+				fmt.Fprintf(&b, "  barrier %s\n", describe(bar, names))
 			}
 			b.WriteString("  ")
 			for k, i := range seg.nodes[start:end] {
@@ -44,27 +48,30 @@ func (e *Exec) String() string {
 }
 
 // describe names a barrier's buffers by the tensors of the graph.
-func (e *Exec) describe(bar barrier) string {
+func describe(bar barrier, names map[vk.Buffer]string) string {
 	var parts []string
 	if bar.global {
 		parts = append(parts, "memory")
 	}
 	for _, bb := range bar.bufs {
-		parts = append(parts, fmt.Sprintf("%s[%d:%d]", e.bufName(bb.Buffer), bb.Offset, bb.Offset+bb.Size))
+		parts = append(parts, fmt.Sprintf("%s[%d:%d]", names[bb.Buffer], bb.Offset, bb.Offset+bb.Size))
 	}
 	return strings.Join(parts, " ")
 }
 
-// bufName names a buffer by the first node argument that uses it.
-func (e *Exec) bufName(buf vk.Buffer) string {
-	for i, n := range e.nodes {
-		for k, t := range n.tensors {
-			if t.Allocation().Buffer == buf {
-				return fmt.Sprintf("n%d.%d", i, k)
+// tensorNames names each buffer t0, t1, ... in order of first use, with
+// the tensor's dtype and shape.
+func (e *Exec) tensorNames() map[vk.Buffer]string {
+	names := map[vk.Buffer]string{}
+	for _, n := range e.nodes {
+		for _, t := range n.tensors {
+			buf := t.Allocation().Buffer
+			if _, ok := names[buf]; !ok {
+				names[buf] = fmt.Sprintf("t%d(%v%v)", len(names), t.Dtype(), t.Shape())
 			}
 		}
 	}
-	return fmt.Sprintf("buffer %#x", uint64(buf))
+	return names
 }
 
 // DOT returns the graph in Graphviz's language: one cluster per submit

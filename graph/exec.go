@@ -43,6 +43,7 @@ type Exec struct {
 	dirty    bool         // a Rebind or SetPush since the last recording
 	next     []uint64     // per slot: last value assigned on its timeline
 	last     []uint64     // per slot: value of the last accepted submit
+	prevVals []uint64     // per segment: its value in the last run
 	inflight atomic.Int64 // submits the scheduler has not released
 	host     bool         // the graph has uploads or downloads
 	pending  *run         // the last run
@@ -127,6 +128,16 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 		e.unhold()
 		return nil, err
 	}
+	// What the graph writes holds data for later graphs' warnings.
+	for i, n := range nodes {
+		for _, t := range n.tensors {
+			for _, a := range accs[i] {
+				if a.writes() && a.buf == t.Allocation().Buffer {
+					t.Allocation().MarkWritten()
+				}
+			}
+		}
+	}
 	return e, nil
 }
 
@@ -168,6 +179,7 @@ func (e *Exec) create() error {
 	d, p := e.dev, e.plan
 	e.next = make([]uint64, len(p.slots))
 	e.last = make([]uint64, len(p.slots))
+	e.prevVals = make([]uint64, len(p.segs))
 	for _, q := range p.slots {
 		pq, err := d.Queue(q)
 		if err != nil {

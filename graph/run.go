@@ -85,6 +85,28 @@ func (p Pending) Wait(ctx context.Context) error {
 	return r.werr
 }
 
+// Err returns the error of submitting the run, if that failed (a submit
+// held back reports its error once released).
+func (p Pending) Err() error {
+	r := p.r
+	if r == nil {
+		return core.Invalid("graph: zero Pending")
+	}
+	if r.err != nil {
+		return r.err
+	}
+	for _, s := range r.subs {
+		select {
+		case <-s.Released():
+			if _, err := s.Result(); err != nil {
+				return fmt.Errorf("graph: %w", err)
+			}
+		default:
+		}
+	}
+	return nil
+}
+
 // Done reports without blocking whether the run completed or failed.
 func (p Pending) Done() bool {
 	r := p.r
@@ -203,7 +225,7 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 	p := e.plan
 	r := &run{e: e}
 	vals := make([]uint64, len(p.segs))
-	prevLast := append([]uint64(nil), e.last...)
+	defer func() { copy(e.prevVals, vals) }()
 	lastSeg := make([]int, len(p.slots)) // per slot: its last segment
 	for i := range lastSeg {
 		lastSeg[i] = -1
@@ -265,14 +287,13 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 		for _, w := range seg.waits {
 			waits = append(waits, point(e.tls[w.q], vals[p.bySlot[w.q][w.k]]))
 		}
-		if seg.k == 0 {
-			// Runs follow each other: the first segment on each queue
-			// waits for the previous run's last submit on the others.
-			for q, v := range prevLast {
-				if q != seg.q && v > 0 {
-					waits = append(waits, point(e.tls[q], v))
-				}
+		for _, w := range seg.prev {
+			// What this segment conflicts with in the previous run.
+			if v := e.prevVals[p.bySlot[w.q][w.k]]; v > 0 {
+				waits = append(waits, point(e.tls[w.q], v))
 			}
+		}
+		if seg.k == 0 {
 			for _, w := range ro.waits {
 				waits = append(waits, point(w.Timeline, w.Value))
 			}
@@ -288,6 +309,11 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 			return r, nil
 		}
 		vals[seg.id] = e.last[seg.q]
+	}
+	for k, v := range vals {
+		if v == 0 {
+			vals[k] = e.prevVals[k] // not submitted: the last run's stands
+		}
 	}
 	if join {
 		// One empty submit on the last segment's queue waits for every

@@ -136,6 +136,18 @@ func (s *Sequence) record(check func() (op, error)) *Sequence {
 		o.algo.Object().Acquire()
 		s.held = append(s.held, o.algo.Object())
 	}
+	switch o.kind { // what the GPU will write holds data (graph warnings)
+	case opCopy:
+		o.tensors[1].Allocation().MarkWritten()
+	case opFill:
+		o.tensors[0].Allocation().MarkWritten()
+	case opDispatch:
+		for i, t := range o.tensors {
+			if o.algo.Access(i) != algorithm.ReadOnly {
+				t.Allocation().MarkWritten()
+			}
+		}
+	}
 	s.ops = append(s.ops, o)
 	s.built = false
 	return s

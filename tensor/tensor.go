@@ -204,6 +204,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 		return nil, core.Invalid("Adopt: %v%v does not fit %d bytes", dtype, shape, a.Size)
 	}
 	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly, kind: a.Kind, mapped: a.Mapped != nil}
+	a.MarkWritten() // adopted memory holds the producer's data
 	destroy := func() {
 		d.Free(a)
 		if release != nil {
@@ -252,6 +253,7 @@ func Write[T Elem](t *Tensor, data []T) error {
 
 func (t *Tensor) writeBytes(src []byte) error {
 	a := t.alloc
+	a.MarkWritten()
 	switch {
 	case a.Mapped != nil:
 		copy(a.Bytes(), src)
@@ -293,6 +295,7 @@ func view[T Elem](t *Tensor) ([]T, error) {
 		if err := t.dev.Invalidate(a); err != nil {
 			return nil, err
 		}
+		a.MarkWritten() // the slice aliases the memory: the host may write it
 		return unsafe.Slice((*T)(a.Mapped), t.n), nil
 	}
 	out := make([]T, t.n)

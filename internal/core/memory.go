@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkflow/vkflow/vk"
@@ -50,7 +51,18 @@ type Allocation struct {
 	offset uint64 // in the block
 	span   uint64 // bytes taken from the block
 	view   bool   // another owner's buffer: Free leaves it alone
+
+	// written is set once anything may have written the buffer: the host
+	// (a write, a mapped accessor, an import) or recorded GPU work. Package
+	// graph warns about reads of buffers nothing wrote.
+	written atomic.Bool
 }
+
+// MarkWritten records that the buffer may hold data.
+func (a *Allocation) MarkWritten() { a.written.Store(true) }
+
+// Written reports whether MarkWritten was called.
+func (a *Allocation) Written() bool { return a.written.Load() }
 
 // Coherent reports whether host writes need no flush.
 func (a *Allocation) Coherent() bool { return a.block.flags&vk.MemoryHostCoherent != 0 }
