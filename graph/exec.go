@@ -1,11 +1,14 @@
 package graph
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/internal/record"
 	"github.com/vkflow/vkflow/tensor"
@@ -30,11 +33,11 @@ type Exec struct {
 	queues []*core.Queue        // per slot: the physical queue
 	tls    []*timeline.Timeline // per slot
 	pools  map[uint32]vk.CommandPool
-	cmds   []vk.CommandBuffer // per segment
-	hz     []*core.Hazards    // per segment
-	objs   [][]*core.Object   // per segment: what its commands use
-	held   []*core.Object     // one reference on each tensor and algorithm
-	sets   map[int]vk.DescriptorSet
+	cmds   []vk.CommandBuffer       // per segment
+	hz     []*core.Hazards          // per segment
+	objs   [][]*core.Object         // per segment: what its commands use
+	held   []*core.Object           // one reference on each tensor and algorithm
+	sets   map[string]boundSet      // by algorithm and bound buffers: dispatches of one binding share a set
 	stage  map[int]*core.Allocation // upload/download staging, by node
 	pats   map[uint32]*core.Allocation
 
@@ -95,7 +98,7 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 		return nil, core.Invalid("graph: Compile: the graph has no nodes")
 	}
 
-	e := &Exec{dev: d, nodes: nodes, opts: o, pools: map[uint32]vk.CommandPool{}, sets: map[int]vk.DescriptorSet{},
+	e := &Exec{dev: d, nodes: nodes, opts: o, pools: map[uint32]vk.CommandPool{}, sets: map[string]boundSet{},
 		stage: map[int]*core.Allocation{}, pats: map[uint32]*core.Allocation{}}
 	if err := e.hold(); err != nil {
 		return nil, err
@@ -256,11 +259,36 @@ func (e *Exec) free() {
 	e.hz, e.pools, e.stage, e.pats, e.tls = nil, nil, nil, nil, nil
 }
 
+// boundSet is a descriptor set of an algorithm.
+type boundSet struct {
+	algo *algorithm.Algorithm
+	set  vk.DescriptorSet
+}
+
 func (e *Exec) returnSets() {
-	for i, set := range e.sets {
-		e.nodes[i].algo.ReturnBinding(set)
-		delete(e.sets, i)
+	for k, b := range e.sets {
+		b.algo.ReturnBinding(b.set)
+		delete(e.sets, k)
 	}
+}
+
+// setFor returns the descriptor set binding n's tensors to its algorithm,
+// shared by every dispatch of the same algorithm and buffers.
+func (e *Exec) setFor(n *node) (vk.DescriptorSet, error) {
+	key := make([]byte, 0, 8*(len(n.tensors)+1))
+	key = binary.LittleEndian.AppendUint64(key, uint64(uintptr(unsafe.Pointer(n.algo))))
+	for _, t := range n.tensors {
+		key = binary.LittleEndian.AppendUint64(key, uint64(t.Allocation().Buffer))
+	}
+	if b, ok := e.sets[string(key)]; ok {
+		return b.set, nil
+	}
+	set, err := n.algo.TakeBinding(n.tensors)
+	if err != nil {
+		return 0, err
+	}
+	e.sets[string(key)] = boundSet{n.algo, set}
+	return set, nil
 }
 
 // recordAll records every segment's command buffer. No run may be pending.
@@ -287,6 +315,8 @@ func (e *Exec) recordSegment(k int) error {
 	h := e.hz[k]
 	h.Uses = h.Uses[:0]
 	objs := []*core.Object{}
+	seen := map[*core.Object]bool{}
+	var bound record.Bound
 	for gi, start := range seg.groups {
 		end := len(seg.nodes)
 		if gi+1 < len(seg.groups) {
@@ -300,7 +330,7 @@ func (e *Exec) recordSegment(k int) error {
 			vk.CmdPipelineBarrier(cmd, b.src, b.dst, ms, md, b.bufs)
 		}
 		for _, i := range seg.nodes[start:end] {
-			if err := e.recordNode(cmd, i); err != nil {
+			if err := e.recordNode(cmd, i, &bound); err != nil {
 				return fmt.Errorf("node %s: %w", e.nodes[i].label(i), err)
 			}
 			for _, a := range accessesOf(&e.nodes[i]) {
@@ -314,10 +344,10 @@ func (e *Exec) recordSegment(k int) error {
 				summarize(h, uses, st)
 			}
 			for _, t := range e.nodes[i].tensors {
-				objs = append(objs, t.Object())
+				objs = addObj(objs, seen, t.Object())
 			}
 			if a := e.nodes[i].algo; a != nil {
-				objs = append(objs, a.Object())
+				objs = addObj(objs, seen, a.Object())
 			}
 		}
 	}
@@ -341,6 +371,14 @@ func (e *Exec) recordSegment(k int) error {
 	return vk.EndCommandBuffer(cmd)
 }
 
+func addObj(objs []*core.Object, seen map[*core.Object]bool, o *core.Object) []*core.Object {
+	if seen[o] {
+		return objs
+	}
+	seen[o] = true
+	return append(objs, o)
+}
+
 // summarize adds an access to the segment's per-buffer uses, from which
 // each submit's prelude orders it after earlier submits on the queue.
 func summarize(h *core.Hazards, idx map[vk.Buffer]int, a access) {
@@ -362,16 +400,15 @@ func summarize(h *core.Hazards, idx map[vk.Buffer]int, a access) {
 	}
 }
 
-func (e *Exec) recordNode(cmd vk.CommandBuffer, i int) error {
+func (e *Exec) recordNode(cmd vk.CommandBuffer, i int, bound *record.Bound) error {
 	n := &e.nodes[i]
 	switch n.kind {
 	case KindDispatch:
-		set, err := n.algo.TakeBinding(n.tensors)
+		set, err := e.setFor(n)
 		if err != nil {
 			return err
 		}
-		e.sets[i] = set
-		return record.Dispatch(e.dev, cmd, n.algo, set, n.push, n.groups)
+		return record.Dispatch(e.dev, cmd, n.algo, set, n.push, n.groups, bound)
 	case KindCopy:
 		vk.CmdCopyBuffer(cmd, n.tensors[0].Allocation().Buffer, n.tensors[1].Allocation().Buffer, n.regions)
 	case KindFill:
@@ -386,6 +423,7 @@ func (e *Exec) recordNode(cmd vk.CommandBuffer, i int) error {
 		}
 	case KindOpaque:
 		n.record(cmd)
+		*bound = record.Bound{} // it may have bound anything
 	}
 	return nil
 }

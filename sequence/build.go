@@ -230,7 +230,7 @@ func (s *Sequence) recordDispatch(o *op) error {
 		uses = append(uses, use{t.Allocation(), vk.StageComputeShader, record.BindingAccess(o.algo, i)})
 	}
 	s.barrierFor(merge(uses))
-	return record.Dispatch(s.dev, s.cmd, o.algo, set, o.push, o.groups)
+	return record.Dispatch(s.dev, s.cmd, o.algo, set, o.push, o.groups, nil)
 }
 
 // Timestamps returns the GPU time each operation took in the last submit,

@@ -5,6 +5,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 
@@ -28,22 +29,45 @@ func BindingAccess(a *algorithm.Algorithm, i int) uint32 {
 	return vk.AccessShaderRead | vk.AccessShaderWrite
 }
 
+// Bound is what a command buffer has bound so far, so that consecutive
+// dispatches of one pipeline with one descriptor set and the same push
+// constants record only the dispatch. The zero Bound has nothing bound.
+type Bound struct {
+	pipe vk.Pipeline
+	set  vk.DescriptorSet
+	push []byte
+}
+
 // Dispatch binds a's pipeline and the descriptor set, pushes the constants
-// and dispatches groups workgroups. The first piece is a plain
-// vkCmdDispatch: the synchronization validation layer we test under
-// (1.3.239) does not hazard-track vkCmdDispatchBase, so recording every
-// dispatch with it would hide missing barriers from the tests. Dispatches
-// wider than the device limit are split; the later pieces' base keeps
-// gl_GlobalInvocationID counting across them.
-func Dispatch(d *core.Device, cmd vk.CommandBuffer, a *algorithm.Algorithm, set vk.DescriptorSet, push []byte, g [3]uint32) error {
+// (each only if b, when not nil, says it differs from what is bound) and
+// dispatches groups workgroups. The first piece is a plain vkCmdDispatch:
+// the synchronization validation layer we test under (1.3.239) does not
+// hazard-track vkCmdDispatchBase, so recording every dispatch with it would
+// hide missing barriers from the tests. Dispatches wider than the device
+// limit are split; the later pieces' base keeps gl_GlobalInvocationID
+// counting across them.
+func Dispatch(d *core.Device, cmd vk.CommandBuffer, a *algorithm.Algorithm, set vk.DescriptorSet, push []byte, g [3]uint32, b *Bound) error {
 	lim := d.Info.Limits.MaxComputeWorkGroupCount
 	if g[1] > lim[1] || g[2] > lim[2] {
 		return core.Invalid("Dispatch: workgroups %v exceed maxComputeWorkGroupCount %v", g, lim)
 	}
+	if b == nil {
+		b = &Bound{}
+	}
 	pipe, layout := a.Pipeline()
-	vk.CmdBindComputePipeline(cmd, pipe)
-	vk.CmdBindDescriptorSet(cmd, layout, set)
-	vk.CmdPushConstants(cmd, layout, push)
+	if b.pipe != pipe {
+		vk.CmdBindComputePipeline(cmd, pipe)
+		// Another pipeline may have another layout: bind and push again.
+		b.pipe, b.set, b.push = pipe, 0, nil
+	}
+	if b.set != set {
+		vk.CmdBindDescriptorSet(cmd, layout, set)
+		b.set = set
+	}
+	if b.push == nil || !bytes.Equal(b.push, push) {
+		vk.CmdPushConstants(cmd, layout, push)
+		b.push = push
+	}
 	first := min(lim[0], g[0])
 	vk.CmdDispatch(cmd, first, g[1], g[2])
 	for base := first; base < g[0]; {
