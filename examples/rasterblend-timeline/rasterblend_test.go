@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/examples/internal/scene"
 	"github.com/vkflow/vkflow/internal/testutil"
 )
 
@@ -20,10 +21,10 @@ func TestPipeline(t *testing.T) {
 	m, _ := testutil.Manager(t, vkflow.WithQueues(2, false))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p := params{size: 64, tris: 16, passes: 8}
-	require.NoError(t, p.validate())
-	geo := geometry(p)
-	want := reference(p, geo)
+	p := scene.Params{Size: 64, Tris: 16, Passes: 8}
+	require.NoError(t, p.Validate())
+	geo := scene.Geometry(p)
+	want := scene.Reference(p, geo)
 
 	for _, tt := range []struct {
 		name       string
@@ -37,7 +38,7 @@ func TestPipeline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := render(ctx, m, p, geo, tt.k, tt.serialized)
 			require.NoError(t, err)
-			require.Less(t, maxDiff(got, want), tolerance)
+			require.Less(t, scene.MaxDiff(got, want), scene.Tolerance)
 		})
 	}
 
@@ -50,11 +51,11 @@ func TestPipeline(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { require.NoError(t, pl.close()) }()
 			pl.order = order
-			_, err = pl.run(ctx, p.passes, false)
+			_, err = pl.run(ctx, p.Passes, false)
 			require.NoError(t, err)
 			got, err := pl.pixels()
 			require.NoError(t, err)
-			require.Less(t, maxDiff(got, want), tolerance)
+			require.Less(t, scene.MaxDiff(got, want), scene.Tolerance)
 		})
 	}
 
@@ -63,30 +64,11 @@ func TestPipeline(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, pl.close()) }()
 		for _, serialized := range []bool{false, true, false} {
-			_, err := pl.run(ctx, p.passes, serialized)
+			_, err := pl.run(ctx, p.Passes, serialized)
 			require.NoError(t, err)
 			got, err := pl.pixels()
 			require.NoError(t, err)
-			require.Less(t, maxDiff(got, want), tolerance, "serialized=%v", serialized)
+			require.Less(t, scene.MaxDiff(got, want), scene.Tolerance, "serialized=%v", serialized)
 		}
 	})
-}
-
-// The scene is not trivial: most pixels are covered, and some by several
-// passes, so the test would notice a pass lost or blended out of order.
-func TestReferenceCoverage(t *testing.T) {
-	p := params{size: 64, tris: 16, passes: 8}
-	img := reference(p, geometry(p))
-	var covered, opaque int
-	for i := 3; i < len(img); i += 4 {
-		if img[i] > 0 {
-			covered++
-		}
-		if img[i] > 0.9 {
-			opaque++
-		}
-	}
-	n := p.size * p.size
-	require.Greater(t, covered, n/2, "covered pixels")
-	require.Greater(t, opaque, n/20, "pixels covered by several passes")
 }

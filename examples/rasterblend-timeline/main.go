@@ -1,7 +1,10 @@
-// Command rasterblend is the two-queue pipeline of Kompute issue #238: one
-// queue rasterizes geometry passes into a ring of K layers while another
-// blends finished layers into an image, the rasterizer running at most K
-// passes ahead of the blender, all ordered on the GPU by timeline semaphores.
+// Command rasterblend-timeline is the low-level tutorial: the two-queue
+// pipeline of Kompute issue #238 written with sequences and timeline values
+// picked by hand. One queue rasterizes geometry passes into a ring of K layers
+// while another blends finished layers into an image, the rasterizer running
+// at most K passes ahead of the blender, all ordered on the GPU by timeline
+// semaphores. examples/rasterblend renders the same scene as a graph, whose
+// dependencies are inferred; this program shows what a graph spares its user.
 //
 // Pass i (0 ≤ i < N) rasterizes batch i of random triangles (fixed seed) into
 // ring slot i mod K on logical queue 0, and blends that slot over the image on
@@ -26,9 +29,9 @@
 // once (Submit never blocks; vkflow holds each one until its waits are
 // promised) and waits once, for blendTL = N.
 //
-// Every run is checked against a CPU render with the same rules (exact
-// fixed-point edge functions at pixel centres, last triangle of a batch wins,
-// "over" blending in pass order); the image is written as a PNG composited
+// Every run is checked against a CPU render with the same rules (package
+// examples/internal/scene: exact fixed-point edge functions at pixel centres,
+// last triangle of a batch wins, "over" blending in pass order); the image is written as a PNG composited
 // over white. The runs time the pipeline with K = 1, 2, 4, 8 against
 // serialized execution (raster Eval, host wait, blend Eval, host wait, for
 // each pass), and the program exits 1 if any run differs from the CPU.
@@ -39,17 +42,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/examples/internal/scene"
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/shaders"
@@ -57,42 +56,22 @@ import (
 	"github.com/vkflow/vkflow/timeline"
 )
 
-const (
-	floatsPerTri = 12   // (x0 y0 x1 y1) (x2 y2 0 0) (r g b a): the 3 vec4 shaders/raster.comp reads
-	tolerance    = 1e-3 // largest accepted |GPU - CPU| per channel
-	maxSize      = 1024 // raster.comp's fixed-point edge functions fit in 32 bits up to here
-)
-
-// params describes a render.
-type params struct {
-	size   int // image width and height in pixels
-	tris   int // triangles per pass
-	passes int // N
-}
-
-func (p params) validate() error {
-	if p.size < 1 || p.size > maxSize || p.tris < 1 || p.passes < 1 {
-		return fmt.Errorf("need 1 ≤ size ≤ %d, tris ≥ 1 and passes ≥ 1, got %d, %d, %d", maxSize, p.size, p.tris, p.passes)
-	}
-	return nil
-}
-
 func main() {
-	var p params
-	flag.IntVar(&p.passes, "passes", 64, "geometry passes N")
-	flag.IntVar(&p.size, "size", 256, "image width and height in pixels")
-	flag.IntVar(&p.tris, "tris", 32, "triangles per pass")
+	var p scene.Params
+	flag.IntVar(&p.Passes, "passes", 64, "geometry passes N")
+	flag.IntVar(&p.Size, "size", 256, "image width and height in pixels")
+	flag.IntVar(&p.Tris, "tris", 32, "triangles per pass")
 	reps := flag.Int("reps", 3, "timed runs of each mode (the best is shown)")
 	out := flag.String("out", "rasterblend.png", "PNG file to write")
 	flag.Parse()
 	if err := run(p, *reps, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "rasterblend:", err)
+		fmt.Fprintln(os.Stderr, "rasterblend-timeline:", err)
 		os.Exit(1)
 	}
 }
 
-func run(p params, reps int, out string) (err error) {
-	if err := p.validate(); err != nil {
+func run(p scene.Params, reps int, out string) (err error) {
+	if err := p.Validate(); err != nil {
 		return err
 	}
 	if reps < 1 {
@@ -110,11 +89,11 @@ func run(p params, reps int, out string) (err error) {
 		physical[q.Physical] = true
 	}
 	fmt.Printf("device: %s; 2 logical queues on %d physical\n", mgr.Device().Name, len(physical))
-	fmt.Printf("%d passes of %d triangles into a %dx%d image, best of %d runs per mode\n", p.passes, p.tris, p.size, p.size, reps)
+	fmt.Printf("%d passes of %d triangles into a %dx%d image, best of %d runs per mode\n", p.Passes, p.Tris, p.Size, p.Size, reps)
 
-	geo := geometry(p)
+	geo := scene.Geometry(p)
 	start := time.Now()
-	want := reference(p, geo)
+	want := scene.Reference(p, geo)
 	fmt.Printf("CPU reference: %v\n\n", time.Since(start).Round(time.Millisecond))
 
 	// One pipeline per K; serialized execution uses the K = 1 one. A first
@@ -147,7 +126,7 @@ func run(p params, reps int, out string) (err error) {
 	var last []float32
 	for range reps {
 		for _, md := range modes {
-			elapsed, err := md.pl.run(ctx, p.passes, md.serialized)
+			elapsed, err := md.pl.run(ctx, p.Passes, md.serialized)
 			if err != nil {
 				return fmt.Errorf("%s K=%d: %w", md.name, len(md.pl.raster), err)
 			}
@@ -158,24 +137,24 @@ func run(p params, reps int, out string) (err error) {
 			if last, err = md.pl.pixels(); err != nil {
 				return err
 			}
-			md.diff = max(md.diff, maxDiff(last, want))
+			md.diff = max(md.diff, scene.MaxDiff(last, want))
 		}
 	}
-	if err := writePNG(out, last, p.size); err != nil {
+	if err := scene.WritePNG(out, last, p.Size); err != nil {
 		return err
 	}
 
 	fmt.Printf("%-10s  %2s  %9s  %7s  %-13s  %7s  %s\n",
 		"mode", "K", "passes/s", "ms/pass", "(range)", "speedup", "max |GPU-CPU|")
 	var bad []string
-	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(p.passes) }
+	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(p.Passes) }
 	for _, md := range modes {
 		fmt.Printf("%-10s  %2d  %9.1f  %7.2f  %-13s  %6.2fx  %.2g\n", md.name, len(md.pl.raster),
-			float64(p.passes)/md.best.Seconds(), perPass(md.best),
+			float64(p.Passes)/md.best.Seconds(), perPass(md.best),
 			fmt.Sprintf("(%.2f-%.2f)", perPass(md.best), perPass(md.worst)),
 			modes[0].best.Seconds()/md.best.Seconds(), md.diff)
-		if !(md.diff < tolerance) {
-			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", md.name, len(md.pl.raster), md.diff, tolerance))
+		if !(md.diff < scene.Tolerance) {
+			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", md.name, len(md.pl.raster), md.diff, scene.Tolerance))
 		}
 	}
 	if len(physical) == 1 {
@@ -189,36 +168,15 @@ func run(p params, reps int, out string) (err error) {
 	if len(bad) > 0 {
 		return errors.New(fmt.Sprint(bad))
 	}
-	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", tolerance, out)
+	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", scene.Tolerance, out)
 	return nil
-}
-
-// geometry returns the triangles of every pass, batch after batch, with a
-// fixed seed: small triangles of random colour and alpha 0.35..0.85, vertices
-// snapped to the 1/16-pixel grid that raster.comp needs for exact edges.
-func geometry(p params) []float32 {
-	r := rand.New(rand.NewPCG(238, 52))
-	s := float64(p.size)
-	snap := func(v float64) float32 { return float32(math.Round(min(max(v, 0), s)*16) / 16) }
-	g := make([]float32, 0, p.passes*p.tris*floatsPerTri)
-	for range p.passes * p.tris {
-		cx, cy := r.Float64()*s, r.Float64()*s
-		radius := s * (0.04 + 0.12*r.Float64())
-		a0 := r.Float64() * 2 * math.Pi
-		for v := range 3 {
-			a := a0 + float64(v)*2*math.Pi/3 + (r.Float64()-0.5)*1.5
-			g = append(g, snap(cx+radius*math.Cos(a)), snap(cy+radius*math.Sin(a)))
-		}
-		g = append(g, 0, 0, r.Float32(), r.Float32(), r.Float32(), 0.35+0.5*r.Float32())
-	}
-	return g
 }
 
 // pipeline is the GPU side of the render with a ring of K slots: tensors,
 // algorithms and sequences recorded once, and run any number of times.
 type pipeline struct {
 	m                 *vkflow.Manager
-	p                 params
+	p                 scene.Params
 	image             *tensor.Tensor       // size*size vec4, premultiplied RGBA
 	counters          []*tensor.Tensor     // per slot: the next batch it rasterizes
 	raster, blend     []*sequence.Sequence // per slot
@@ -230,7 +188,7 @@ type pipeline struct {
 }
 
 // newPipeline uploads geo and records the per-slot sequences.
-func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipeline, err error) {
+func newPipeline(m *vkflow.Manager, p scene.Params, geo []float32, k int) (pl *pipeline, err error) {
 	pl = &pipeline{m: m, p: p}
 	defer func() {
 		if err != nil {
@@ -238,7 +196,7 @@ func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipelin
 		}
 	}()
 	keep := func(c interface{ Close() error }) { pl.owned = append(pl.owned, c) }
-	n := p.size * p.size
+	n := p.Size * p.Size
 	tris, err := tensor.FromSlice(m, geo)
 	if err != nil {
 		return nil, err
@@ -249,7 +207,7 @@ func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipelin
 		return nil, err
 	}
 	keep(one)
-	if pl.image, err = tensor.New(m, tensor.Float32, []int{p.size, p.size, 4}); err != nil {
+	if pl.image, err = tensor.New(m, tensor.Float32, []int{p.Size, p.Size, 4}); err != nil {
 		return nil, err
 	}
 	keep(pl.image)
@@ -270,7 +228,7 @@ func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipelin
 
 	// One algorithm of each kind, re-bound to each slot's tensors before
 	// recording that slot's sequences (a recording keeps the bindings it saw).
-	groups := uint32((p.size + 15) / 16)
+	groups := uint32((p.Size + 15) / 16)
 	raster, err := algorithm.New(m, shaders.Raster, []*tensor.Tensor{tris, pl.counters[0], slots[0]},
 		algorithm.Workgroups(groups, groups, 1))
 	if err != nil {
@@ -308,7 +266,7 @@ func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipelin
 			return nil, err
 		}
 		// Rasterize batch counter[s] into slot s, then counter[s] += K.
-		rs.Dispatch(raster, uint32(p.size), uint32(p.size), uint32(p.tris)).Dispatch(advance, float32(k))
+		rs.Dispatch(raster, uint32(p.Size), uint32(p.Size), uint32(p.Tris)).Dispatch(advance, float32(k))
 		bs.Dispatch(blend).SyncLocal(pl.image) // image = slot s over image
 		if err := errors.Join(rs.Err(), bs.Err()); err != nil {
 			return nil, err
@@ -460,97 +418,14 @@ func (pl *pipeline) close() error {
 
 // render renders p on a fresh pipeline with a ring of k slots and returns the
 // image (premultiplied RGBA, size*size*4 floats).
-func render(ctx context.Context, m *vkflow.Manager, p params, geo []float32, k int, serialized bool) (img []float32, err error) {
+func render(ctx context.Context, m *vkflow.Manager, p scene.Params, geo []float32, k int, serialized bool) (img []float32, err error) {
 	pl, err := newPipeline(m, p, geo, k)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, pl.close()) }()
-	if _, err := pl.run(ctx, p.passes, serialized); err != nil {
+	if _, err := pl.run(ctx, p.Passes, serialized); err != nil {
 		return nil, err
 	}
 	return pl.pixels()
-}
-
-// reference renders on the CPU with raster.comp's and blend.comp's rules.
-func reference(p params, geo []float32) []float32 {
-	img := make([]float32, p.size*p.size*4)
-	fixed := func(v float32) int { return int(math.Round(float64(v) * 16)) }
-	edge := func(ax, ay, bx, by, cx, cy int) int { return (bx-ax)*(cy-ay) - (by-ay)*(cx-ax) }
-	type tri struct {
-		x, y   [3]int
-		colour [4]float32
-	}
-	batch := make([]tri, p.tris)
-	for b := range p.passes {
-		for t := range batch {
-			v := geo[(b*p.tris+t)*floatsPerTri:]
-			for j := range 3 {
-				batch[t].x[j], batch[t].y[j] = fixed(v[2*j]), fixed(v[2*j+1])
-			}
-			copy(batch[t].colour[:], v[8:12])
-		}
-		for y := range p.size {
-			for x := range p.size {
-				cx, cy := x*16+8, y*16+8
-				var src [4]float32 // raster: the last covering triangle wins
-				for t := len(batch) - 1; t >= 0; t-- {
-					tr := &batch[t]
-					if cx < min(tr.x[0], tr.x[1], tr.x[2]) || cy < min(tr.y[0], tr.y[1], tr.y[2]) ||
-						cx > max(tr.x[0], tr.x[1], tr.x[2]) || cy > max(tr.y[0], tr.y[1], tr.y[2]) {
-						continue
-					}
-					w0 := edge(tr.x[1], tr.y[1], tr.x[2], tr.y[2], cx, cy)
-					w1 := edge(tr.x[2], tr.y[2], tr.x[0], tr.y[0], cx, cy)
-					w2 := edge(tr.x[0], tr.y[0], tr.x[1], tr.y[1], cx, cy)
-					inside := (w0 >= 0 && w1 >= 0 && w2 >= 0) || (w0 <= 0 && w1 <= 0 && w2 <= 0)
-					if inside && edge(tr.x[0], tr.y[0], tr.x[1], tr.y[1], tr.x[2], tr.y[2]) != 0 {
-						src = tr.colour
-						break
-					}
-				}
-				d := img[(y*p.size+x)*4:][:4] // blend: src over d
-				for c := range 3 {
-					d[c] = src[c]*src[3] + d[c]*(1-src[3])
-				}
-				d[3] = src[3] + d[3]*(1-src[3])
-			}
-		}
-	}
-	return img
-}
-
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		d := math.Abs(float64(a[i]) - float64(b[i]))
-		if d > m || math.IsNaN(d) {
-			m = d
-		}
-	}
-	return m
-}
-
-// writePNG writes the premultiplied RGBA image composited over white.
-func writePNG(path string, img []float32, size int) error {
-	out := image.NewNRGBA(image.Rect(0, 0, size, size))
-	to8 := func(v float32) uint8 { return uint8(math.Round(float64(min(max(v, 0), 1)) * 255)) }
-	for y := range size {
-		for x := range size {
-			px := img[(y*size+x)*4:][:4]
-			out.SetNRGBA(x, y, color.NRGBA{to8(px[0] + 1 - px[3]), to8(px[1] + 1 - px[3]), to8(px[2] + 1 - px[3]), 255})
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, out); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
