@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/examples/internal/scene"
+	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/testutil"
 )
 
@@ -43,6 +44,7 @@ func TestRender(t *testing.T) {
 			r, err := tt.new()
 			require.NoError(t, err)
 			defer func() { require.NoError(t, r.close()) }()
+			require.Empty(t, warnings(r), "every tensor read is written first or declared")
 			for run := range 2 {
 				got, err := r.render(ctx)
 				require.NoError(t, err)
@@ -66,6 +68,7 @@ func TestLookahead(t *testing.T) {
 			r, err := newRenderer(m, p, geo, k)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, r.close()) }()
+			require.Empty(t, r.exec.Warnings())
 			s := r.exec.String()
 			t.Log(s)
 			at, waits := parseSchedule(t, s)
@@ -128,4 +131,19 @@ func parseSchedule(t *testing.T, s string) (at map[string]point, waits map[strin
 		}
 	}
 	return at, waits
+}
+
+// warnings returns the Compile warnings of r's graphs.
+func warnings(r renderer) []string {
+	switch r := r.(type) {
+	case *graphRenderer:
+		return r.exec.Warnings()
+	case *serialized:
+		var w []string
+		for _, e := range []*graph.Exec{r.clear, r.raster, r.blend, r.read} {
+			w = append(w, e.Warnings()...)
+		}
+		return w
+	}
+	return []string{fmt.Sprintf("unknown renderer %T", r)}
 }
