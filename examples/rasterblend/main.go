@@ -8,17 +8,24 @@
 // The render of N passes is one graph. Pass i (0 ≤ i < N) records, in
 // program order:
 //
-//	fill   batch[i mod K] = i          queue 0
-//	raster batch[i mod K] -> frame[i mod K]  queue 0
-//	blend  frame[i mod K] over image   queue 1
+//	fill    batch[i mod K] = i                              queue 0
+//	raster  triangles of batch[i mod K] -> frame[i mod K]  queue 0
+//	blend   image = frame[i mod K] over image               queue 1
 //
-// From these accesses Compile derives the edges that examples/rasterblend-timeline
-// writes by hand: blend i reads the frame raster i wrote (a wait on queue 0),
-// and raster i overwrites the frame blend i-K read (a wait on queue 1): that
-// write-after-read edge is the bounded lookahead, the rasterizer never more
-// than K passes ahead. Blends follow each other through the image
-// (read-after-write, on their own queue). The graph starts with a fill of the
-// image and ends with a download of it, so every run renders from scratch.
+// From these accesses Compile derives the edges that
+// examples/rasterblend-timeline writes by hand: blend i reads the frame
+// raster i wrote (a wait on queue 0), and raster i overwrites the frame blend
+// i-K read (a wait on queue 1): that write-after-read edge is the bounded
+// lookahead, the rasterizer never more than K passes ahead. Blends follow each
+// other through the image (read-after-write, on their own queue). The graph
+// starts with a fill of the image and ends with a download of it, so every
+// run renders from scratch.
+//
+// A graph of K passes run N/K times would bound the lookahead too, but
+// coarsely: runs of one Exec are ordered as a whole, so the rasterizer would
+// wait for the last blend of the previous run at every run boundary. One
+// graph for the whole render keeps the bound at exactly K passes everywhere
+// and needs no N mod K remainder.
 //
 // Compile records the command buffers once; every run replays them. The
 // program prints the schedule of a short render (K = 2, 4 passes); -dot
