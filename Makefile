@@ -11,7 +11,8 @@ deps:
 	@$(GO) mod download
 
 # The main demo: a two-queue rasterize->blend pipeline with bounded
-# lookahead; writes rasterblend.png and prints passes per second.
+# lookahead, as a graph; prints its schedule, writes rasterblend.png and
+# prints passes per second.
 demo: deps
 	$(GO) run ./examples/rasterblend
 
@@ -20,6 +21,7 @@ examples: deps
 	$(GO) run ./examples/multiply
 	$(GO) run ./examples/logreg
 	$(GO) run ./examples/dag
+	$(GO) run ./examples/rasterblend-timeline -reps 1 -out rasterblend-timeline.png
 	$(GO) run ./examples/readme
 
 # The suite runs with the Khronos validation layer and synchronization

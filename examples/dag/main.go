@@ -1,26 +1,25 @@
 // Command dag is the case of Kompute issue #238: three jobs A, B and C, where
-// A and B are independent and C needs both, ordered on the GPU by timeline
-// semaphores, with one host wait, for C.
+// A and B are independent and C needs both, run as a graph whose edges are
+// inferred from what each job reads and writes.
 //
-// A (a = x*x) runs on logical queue 0 and B (b = x+x) on logical queue 1;
-// C (c = a+b) waits for both. C is submitted first: vkflow holds it on the
-// host until A and B are submitted, then releases it to the driver, so no
-// order of submits can deadlock (lavapipe has a single queue, on which a
-// wait that reaches the driver before its signal would hang).
+// A (a = x*x) is pinned to logical queue 0 and B (b = x+x) to logical queue
+// 1; C (c = a+b) reads both, so the graph orders it after A and B, on
+// whichever queue Compile picks, with one timeline wait on the GPU for the
+// job on the other queue and a barrier for the one on its own. No timeline
+// value is picked by hand: the program prints the schedule Compile derived,
+// then replays it.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/kernels"
-	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
-	"github.com/vkflow/vkflow/timeline"
 )
 
 func main() {
@@ -30,7 +29,7 @@ func main() {
 		os.Exit(1)
 	}
 	xs := []float32{1, 2, 3, 4, 5, 6, 7, 8}
-	c, err := dag(mgr, xs)
+	c, schedule, err := dag(mgr, xs)
 	if cerr := mgr.Close(); err == nil {
 		err = cerr
 	}
@@ -41,39 +40,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, "dag:", err)
 		os.Exit(1)
 	}
+	fmt.Print(schedule)
 	fmt.Printf("c = x*x + (x+x) = %v\nok: matches the CPU\n", c)
 }
 
-// dag runs A, B and C on mgr (which needs two logical queues) and returns a
-// copy of c.
-func dag(mgr *vkflow.Manager, xs []float32) (c []float32, err error) {
+// dag runs A, B and C on mgr (which needs two logical queues) and returns c
+// and the schedule.
+func dag(mgr *vkflow.Manager, xs []float32) (c []float32, schedule string, err error) {
 	defer catch(&err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	x := must(tensor.FromSlice(mgr, xs))
 	a, b, ct := zeros(mgr, len(xs)), zeros(mgr, len(xs)), zeros(mgr, len(xs))
-	ta, tb, tc := must(timeline.New(mgr, 0)), must(timeline.New(mgr, 0)), must(timeline.New(mgr, 0))
 
-	// Record the three jobs: A and B on different queues, C reads c back.
-	seqA := must(sequence.New(mgr, 0)).Dispatch(must(kernels.Multiply(mgr, x, x, a))) // a = x*x
-	seqB := must(sequence.New(mgr, 1)).Dispatch(must(kernels.Add(mgr, x, x, b)))      // b = x+x
-	seqC := must(sequence.New(mgr, 0)).Dispatch(must(kernels.Add(mgr, a, b, ct))).SyncLocal(ct)
+	// Record the jobs in program order; the graph works out that C needs A
+	// and B (it reads what they write) and that A and B need nothing.
+	g := must(graph.New(mgr))
+	g.Input(x) // the host wrote x: no node needs to
+	g.Dispatch(must(kernels.Multiply(mgr, x, x, a))).Named("A: a=x*x").OnQueue(0)
+	g.Dispatch(must(kernels.Add(mgr, x, x, b))).Named("B: b=x+x").OnQueue(1)
+	g.Dispatch(must(kernels.Add(mgr, a, b, ct))).Named("C: c=a+b")
+	c = make([]float32, len(xs))
+	g.Download(ct, c).Named("read c")
 
-	// C first: it waits on the GPU for A and B, and is held on the host
-	// until both are submitted. Submit never blocks.
-	pc := seqC.Submit(ctx, sequence.Wait(ta, 1), sequence.Wait(tb, 1), sequence.Signal(tc, 1))
-	fmt.Println("C submitted first, held until A and B are submitted:", !pc.Done())
-	pb := seqB.Submit(ctx, sequence.Signal(tb, 1))
-	pa := seqA.Submit(ctx, sequence.Signal(ta, 1))
-
-	for _, p := range []sequence.Pending{pa, pb, pc} {
-		try(p.Err()) // a submit refused up front (a recording error, say)
-	}
-
-	// The one host wait: C's timeline reaching 1 implies A and B are done.
-	try(tc.Wait(ctx, 1))
-	// Float32s aliases the tensor's mapped memory, valid until Close: copy.
-	return slices.Clone(must(ct.Float32s())), nil
+	exec := must(g.Compile())
+	defer func() {
+		if cerr := exec.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	// Run replays the recorded command buffers and waits for the last one;
+	// the download has filled c by the time it returns.
+	try(exec.Run(ctx))
+	return c, exec.String(), nil
 }
 
 // check compares c with x*x + (x+x) computed on the CPU (exact here).

@@ -1,37 +1,42 @@
-// Command rasterblend is the two-queue pipeline of Kompute issue #238: one
-// queue rasterizes geometry passes into a ring of K layers while another
-// blends finished layers into an image, the rasterizer running at most K
-// passes ahead of the blender, all ordered on the GPU by timeline semaphores.
+// Command rasterblend is the two-queue pipeline of Kompute issue #238 as a
+// graph: one queue rasterizes geometry passes into a ring of K frames while
+// another blends finished frames into an image, the rasterizer running at most
+// K passes ahead of the blender. No timeline value is picked by hand: the
+// graph infers every dependency from what each node reads and writes, and
+// orders the two queues on the GPU with the fewest waits that cover them.
 //
-// Pass i (0 ≤ i < N) rasterizes batch i of random triangles (fixed seed) into
-// ring slot i mod K on logical queue 0, and blends that slot over the image on
-// logical queue 1. Two timelines count finished passes:
+// The render of N passes is one graph. Pass i (0 ≤ i < N) records, in
+// program order:
 //
-//	raster i: waits blendTL ≥ i-K+1 (if i ≥ K), signals rasterTL = i+1
-//	blend i:  waits rasterTL ≥ i+1,             signals blendTL = i+1
+//	fill    batch[i mod K] = i                              queue 0
+//	raster  triangles of batch[i mod K] -> frame[i mod K]  queue 0
+//	blend   image = frame[i mod K] over image               queue 1
 //
-// so blendTL = j means passes 0..j-1 are blended. Raster i overwrites the slot
-// that pass i-K used, so it waits for blend i-K (blendTL ≥ i-K+1): the
-// rasterizer is never more than K passes ahead. Blends run in order on their
-// queue, and every sequence begins with a barrier against earlier work on its
-// queue, so blend i sees the image blend i-1 wrote. A pipeline is run several
-// times and timeline values only go up, so a later run adds to every value
-// above the value where the previous run ended.
+// From these accesses Compile derives the edges that
+// examples/rasterblend-timeline writes by hand: blend i reads the frame
+// raster i wrote (a wait on queue 0), and raster i overwrites the frame blend
+// i-K read (a wait on queue 1): that write-after-read edge is the bounded
+// lookahead, the rasterizer never more than K passes ahead. Blends follow each
+// other through the image (read-after-write, on their own queue). The graph
+// starts with a fill of the image and ends with a download of it, so every
+// run renders from scratch.
 //
-// Nothing is recorded per pass: each ring slot has one raster and one blend
-// sequence, recorded once and submitted again every K passes. The batch a
-// raster sequence draws lives on the GPU: a one-float counter per slot that
-// the same sequence advances by K (kernels.Saxpy) after rasterizing, so slot
-// s draws batches s, s+K, s+2K, ... The host hands over all 2N submits at
-// once (Submit never blocks; vkflow holds each one until its waits are
-// promised) and waits once, for blendTL = N.
+// A graph of K passes run N/K times would bound the lookahead too, but
+// coarsely: runs of one Exec are ordered as a whole, so the rasterizer would
+// wait for the last blend of the previous run at every run boundary. One
+// graph for the whole render keeps the bound at exactly K passes everywhere
+// and needs no N mod K remainder.
 //
-// Every run is checked against a CPU render with the same rules (exact
-// fixed-point edge functions at pixel centres, last triangle of a batch wins,
-// "over" blending in pass order); the image is written as a PNG composited
-// over white. The runs time the pipeline with K = 1, 2, 4, 8 against
-// serialized execution (raster Eval, host wait, blend Eval, host wait, for
-// each pass), and the program exits 1 if any run differs from the CPU.
+// Compile records the command buffers once; every run replays them. The
+// program prints the schedule of a short render (K = 2, 4 passes); -dot
+// writes the whole K = 2 graph, with its queues and waits, in Graphviz's
+// language.
+//
+// Every run is checked against a CPU render with the same rules (package
+// examples/internal/scene); the image is written as a PNG composited over
+// white. The runs time the graph with K = 1, 2, 4, 8 against serialized
+// execution (per pass: a raster graph, host wait, a blend graph, host wait),
+// and the program exits 1 if any run differs from the CPU.
 package main
 
 import (
@@ -39,60 +44,40 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"math"
-	"math/rand/v2"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
-	"github.com/vkflow/vkflow/kernels"
-	"github.com/vkflow/vkflow/sequence"
+	"github.com/vkflow/vkflow/examples/internal/scene"
+	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/shaders"
 	"github.com/vkflow/vkflow/tensor"
-	"github.com/vkflow/vkflow/timeline"
 )
 
+// The logical queues the example pins its nodes to.
 const (
-	floatsPerTri = 12   // (x0 y0 x1 y1) (x2 y2 0 0) (r g b a): the 3 vec4 shaders/raster.comp reads
-	tolerance    = 1e-3 // largest accepted |GPU - CPU| per channel
-	maxSize      = 1024 // raster.comp's fixed-point edge functions fit in 32 bits up to here
+	rasterQueue = 0
+	blendQueue  = 1
 )
-
-// params describes a render.
-type params struct {
-	size   int // image width and height in pixels
-	tris   int // triangles per pass
-	passes int // N
-}
-
-func (p params) validate() error {
-	if p.size < 1 || p.size > maxSize || p.tris < 1 || p.passes < 1 {
-		return fmt.Errorf("need 1 ≤ size ≤ %d, tris ≥ 1 and passes ≥ 1, got %d, %d, %d", maxSize, p.size, p.tris, p.passes)
-	}
-	return nil
-}
 
 func main() {
-	var p params
-	flag.IntVar(&p.passes, "passes", 64, "geometry passes N")
-	flag.IntVar(&p.size, "size", 256, "image width and height in pixels")
-	flag.IntVar(&p.tris, "tris", 32, "triangles per pass")
+	var p scene.Params
+	flag.IntVar(&p.Passes, "passes", 64, "geometry passes N")
+	flag.IntVar(&p.Size, "size", 256, "image width and height in pixels")
+	flag.IntVar(&p.Tris, "tris", 32, "triangles per pass")
 	reps := flag.Int("reps", 3, "timed runs of each mode (the best is shown)")
 	out := flag.String("out", "rasterblend.png", "PNG file to write")
+	dot := flag.String("dot", "", "write the K = 2 graph's schedule in Graphviz's language to this file")
 	flag.Parse()
-	if err := run(p, *reps, *out); err != nil {
+	if err := run(p, *reps, *out, *dot); err != nil {
 		fmt.Fprintln(os.Stderr, "rasterblend:", err)
 		os.Exit(1)
 	}
 }
 
-func run(p params, reps int, out string) (err error) {
-	if err := p.validate(); err != nil {
+func run(p scene.Params, reps int, out, dot string) (err error) {
+	if err := p.Validate(); err != nil {
 		return err
 	}
 	if reps < 1 {
@@ -102,7 +87,7 @@ func run(p params, reps int, out string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, mgr.Close()) }() // closes the pipelines too
+	defer func() { err = errors.Join(err, mgr.Close()) }() // closes the renderers' objects too
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	physical := map[int]bool{}
@@ -110,77 +95,101 @@ func run(p params, reps int, out string) (err error) {
 		physical[q.Physical] = true
 	}
 	fmt.Printf("device: %s; 2 logical queues on %d physical\n", mgr.Device().Name, len(physical))
-	fmt.Printf("%d passes of %d triangles into a %dx%d image, best of %d runs per mode\n", p.passes, p.tris, p.size, p.size, reps)
 
-	geo := geometry(p)
+	geo := scene.Geometry(p)
+	preview := p
+	preview.Passes = min(p.Passes, 4)
+	r, err := newRenderer(mgr, preview, geo, 2)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nschedule of a %d-pass render with K = 2:\n%s\n", preview.Passes, r.exec.String())
+	if err := r.close(); err != nil {
+		return err
+	}
+
+	fmt.Printf("%d passes of %d triangles into a %dx%d image, best of %d runs per mode\n", p.Passes, p.Tris, p.Size, p.Size, reps)
 	start := time.Now()
-	want := reference(p, geo)
+	want := scene.Reference(p, geo)
 	fmt.Printf("CPU reference: %v\n\n", time.Since(start).Round(time.Millisecond))
 
-	// One pipeline per K; serialized execution uses the K = 1 one. A first
-	// run of K passes, untimed, lets lavapipe compile its shaders (it does so
-	// at the first dispatch). Then the modes take turns, reps times, each run
-	// checked against the CPU; the table shows each mode's best time, the one
-	// least disturbed by whatever else the machine runs, and the range of its
-	// times per pass, which shows how much that was.
+	// One renderer per K, and one for serialized execution. A first run,
+	// untimed, lets lavapipe compile its shaders (it does so at the first
+	// dispatch). Then the modes take turns, reps times, each run checked
+	// against the CPU; the table shows each mode's best time, the one least
+	// disturbed by whatever else the machine runs, and the range of its times
+	// per pass, which shows how much that was.
 	type mode struct {
 		name        string
-		pl          *pipeline
-		serialized  bool
+		k           int
+		r           renderer
 		best, worst time.Duration
 		diff        float64
 	}
-	var modes []*mode
+	s, err := newSerialized(mgr, p, geo)
+	if err != nil {
+		return err
+	}
+	modes := []*mode{{name: "serialized", k: 1, r: s}}
+	defer func() {
+		for _, md := range modes {
+			err = errors.Join(err, md.r.close())
+		}
+	}()
 	for _, k := range []int{1, 2, 4, 8} {
-		pl, err := newPipeline(mgr, p, geo, k)
+		r, err := newRenderer(mgr, p, geo, k)
 		if err != nil {
 			return err
 		}
-		if _, err := pl.run(ctx, k, false); err != nil {
-			return err
+		if k == 2 && dot != "" {
+			if err := os.WriteFile(dot, []byte(r.exec.DOT()), 0o644); err != nil {
+				return err
+			}
 		}
-		if k == 1 {
-			modes = append(modes, &mode{name: "serialized", pl: pl, serialized: true})
+		modes = append(modes, &mode{name: "graph", k: k, r: r})
+	}
+	for _, md := range modes {
+		if _, err := md.r.render(ctx); err != nil {
+			return fmt.Errorf("%s K=%d: %w", md.name, md.k, err)
 		}
-		modes = append(modes, &mode{name: "pipelined", pl: pl})
 	}
 	var last []float32
 	for range reps {
 		for _, md := range modes {
-			elapsed, err := md.pl.run(ctx, p.passes, md.serialized)
+			start := time.Now()
+			img, err := md.r.render(ctx)
+			elapsed := time.Since(start)
 			if err != nil {
-				return fmt.Errorf("%s K=%d: %w", md.name, len(md.pl.raster), err)
+				return fmt.Errorf("%s K=%d: %w", md.name, md.k, err)
 			}
 			if md.best == 0 || elapsed < md.best {
 				md.best = elapsed
 			}
 			md.worst = max(md.worst, elapsed)
-			if last, err = md.pl.pixels(); err != nil {
-				return err
-			}
-			md.diff = max(md.diff, maxDiff(last, want))
+			last = img
+			md.diff = max(md.diff, scene.MaxDiff(img, want))
 		}
 	}
-	if err := writePNG(out, last, p.size); err != nil {
+	if err := scene.WritePNG(out, last, p.Size); err != nil {
 		return err
 	}
 
 	fmt.Printf("%-10s  %2s  %9s  %7s  %-13s  %7s  %s\n",
 		"mode", "K", "passes/s", "ms/pass", "(range)", "speedup", "max |GPU-CPU|")
 	var bad []string
-	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(p.passes) }
+	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(p.Passes) }
 	for _, md := range modes {
-		fmt.Printf("%-10s  %2d  %9.1f  %7.2f  %-13s  %6.2fx  %.2g\n", md.name, len(md.pl.raster),
-			float64(p.passes)/md.best.Seconds(), perPass(md.best),
+		fmt.Printf("%-10s  %2d  %9.1f  %7.2f  %-13s  %6.2fx  %.2g\n", md.name, md.k,
+			float64(p.Passes)/md.best.Seconds(), perPass(md.best),
 			fmt.Sprintf("(%.2f-%.2f)", perPass(md.best), perPass(md.worst)),
 			modes[0].best.Seconds()/md.best.Seconds(), md.diff)
-		if !(md.diff < tolerance) {
-			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", md.name, len(md.pl.raster), md.diff, tolerance))
+		if !(md.diff < scene.Tolerance) {
+			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", md.name, md.k, md.diff, scene.Tolerance))
 		}
 	}
 	if len(physical) == 1 {
 		fmt.Println("\nBoth logical queues run on one physical queue here (lavapipe has one), so")
-		fmt.Println("rasterizing and blending never overlap: pipelining can only save the time")
+		fmt.Println("rasterizing and blending never overlap: the graph can only save the time")
 		fmt.Println("serialized execution spends with the host in the loop (a submit, a wait and a")
 		fmt.Println("wake-up, twice per pass). That is small next to a pass, and on a loaded")
 		fmt.Println("2-core CPU driver the run-to-run noise can be larger; with two physical")
@@ -189,368 +198,241 @@ func run(p params, reps int, out string) (err error) {
 	if len(bad) > 0 {
 		return errors.New(fmt.Sprint(bad))
 	}
-	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", tolerance, out)
+	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", scene.Tolerance, out)
 	return nil
 }
 
-// geometry returns the triangles of every pass, batch after batch, with a
-// fixed seed: small triangles of random colour and alpha 0.35..0.85, vertices
-// snapped to the 1/16-pixel grid that raster.comp needs for exact edges.
-func geometry(p params) []float32 {
-	r := rand.New(rand.NewPCG(238, 52))
-	s := float64(p.size)
-	snap := func(v float64) float32 { return float32(math.Round(min(max(v, 0), s)*16) / 16) }
-	g := make([]float32, 0, p.passes*p.tris*floatsPerTri)
-	for range p.passes * p.tris {
-		cx, cy := r.Float64()*s, r.Float64()*s
-		radius := s * (0.04 + 0.12*r.Float64())
-		a0 := r.Float64() * 2 * math.Pi
-		for v := range 3 {
-			a := a0 + float64(v)*2*math.Pi/3 + (r.Float64()-0.5)*1.5
-			g = append(g, snap(cx+radius*math.Cos(a)), snap(cy+radius*math.Sin(a)))
-		}
-		g = append(g, 0, 0, r.Float32(), r.Float32(), r.Float32(), 0.35+0.5*r.Float32())
-	}
-	return g
+// renderer renders the scene and returns the image (premultiplied RGBA,
+// size*size*4 floats, owned by the renderer: valid until its next render).
+type renderer interface {
+	render(ctx context.Context) ([]float32, error)
+	close() error
 }
 
-// pipeline is the GPU side of the render with a ring of K slots: tensors,
-// algorithms and sequences recorded once, and run any number of times.
-type pipeline struct {
-	m                 *vkflow.Manager
-	p                 params
-	image             *tensor.Tensor       // size*size vec4, premultiplied RGBA
-	counters          []*tensor.Tensor     // per slot: the next batch it rasterizes
-	raster, blend     []*sequence.Sequence // per slot
-	clear             *sequence.Sequence   // image = 0
-	rasterTL, blendTL *timeline.Timeline   // pass i of a run signals base+i+1
-	base              uint64               // the timelines' value before the run
-	order             submitOrder          // interleaved, except in tests
-	owned             []interface{ Close() error }
-}
+// owned collects what a renderer creates, to close it in reverse order.
+type owned []interface{ Close() error }
 
-// newPipeline uploads geo and records the per-slot sequences.
-func newPipeline(m *vkflow.Manager, p params, geo []float32, k int) (pl *pipeline, err error) {
-	pl = &pipeline{m: m, p: p}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, pl.close())
-		}
-	}()
-	keep := func(c interface{ Close() error }) { pl.owned = append(pl.owned, c) }
-	n := p.size * p.size
-	tris, err := tensor.FromSlice(m, geo)
-	if err != nil {
-		return nil, err
-	}
-	keep(tris)
-	one, err := tensor.FromSlice(m, []float32{1})
-	if err != nil {
-		return nil, err
-	}
-	keep(one)
-	if pl.image, err = tensor.New(m, tensor.Float32, []int{p.size, p.size, 4}); err != nil {
-		return nil, err
-	}
-	keep(pl.image)
-	slots := make([]*tensor.Tensor, k)
-	for s := range k {
-		// The layers never leave the GPU.
-		if slots[s], err = tensor.New(m, tensor.Float32, []int{n, 4}, tensor.In(tensor.Storage)); err != nil {
-			return nil, err
-		}
-		keep(slots[s])
-		c, err := tensor.New(m, tensor.Float32, []int{1}) // set by reset
-		if err != nil {
-			return nil, err
-		}
-		keep(c)
-		pl.counters = append(pl.counters, c)
-	}
+func (o *owned) keep(c interface{ Close() error }) { *o = append(*o, c) }
 
-	// One algorithm of each kind, re-bound to each slot's tensors before
-	// recording that slot's sequences (a recording keeps the bindings it saw).
-	groups := uint32((p.size + 15) / 16)
-	raster, err := algorithm.New(m, shaders.Raster, []*tensor.Tensor{tris, pl.counters[0], slots[0]},
-		algorithm.Workgroups(groups, groups, 1))
-	if err != nil {
-		return nil, err
-	}
-	keep(raster)
-	advance, err := kernels.Saxpy(m, one, pl.counters[0]) // counter += alpha*1
-	if err != nil {
-		return nil, err
-	}
-	keep(advance)
-	blend, err := algorithm.New(m, shaders.Blend, []*tensor.Tensor{slots[0], pl.image},
-		algorithm.Workgroups(uint32((n+255)/256), 1, 1))
-	if err != nil {
-		return nil, err
-	}
-	keep(blend)
-	seq := func(queue int) *sequence.Sequence {
-		s, e := sequence.New(m, queue)
-		if e != nil {
-			err = errors.Join(err, e)
-			return nil
-		}
-		keep(s)
-		return s
-	}
-	for s := range k {
-		rs, bs := seq(0), seq(1)
-		if err != nil {
-			return nil, err
-		}
-		err = errors.Join(raster.Bind(tris, pl.counters[s], slots[s]), advance.Bind(one, pl.counters[s]),
-			blend.Bind(slots[s], pl.image))
-		if err != nil {
-			return nil, err
-		}
-		// Rasterize batch counter[s] into slot s, then counter[s] += K.
-		rs.Dispatch(raster, uint32(p.size), uint32(p.size), uint32(p.tris)).Dispatch(advance, float32(k))
-		bs.Dispatch(blend).SyncLocal(pl.image) // image = slot s over image
-		if err := errors.Join(rs.Err(), bs.Err()); err != nil {
-			return nil, err
-		}
-		pl.raster, pl.blend = append(pl.raster, rs), append(pl.blend, bs)
-	}
-	if pl.clear = seq(1); err != nil {
-		return nil, err
-	}
-	if pl.rasterTL, err = timeline.New(m, 0); err != nil {
-		return nil, err
-	}
-	keep(pl.rasterTL)
-	if pl.blendTL, err = timeline.New(m, 0); err != nil {
-		return nil, err
-	}
-	keep(pl.blendTL)
-	return pl, pl.clear.Fill(pl.image, float32(0)).Err()
-}
-
-// reset prepares a run: a transparent image and each slot's counter at its
-// first batch (slot s draws batches s, s+K, ...). The timelines stay: values
-// only go up, so each pipelined run numbers its passes from base, where the
-// last one ended. No run may be in flight.
-func (pl *pipeline) reset(ctx context.Context) error {
-	for s, c := range pl.counters {
-		if err := tensor.Write(c, []float32{float32(s)}); err != nil {
-			return err
-		}
-	}
-	return pl.clear.Eval(ctx)
-}
-
-// run resets the pipeline and renders passes 0..n-1, returning the time from
-// the first submit to the end of the last host wait.
-func (pl *pipeline) run(ctx context.Context, n int, serialized bool) (time.Duration, error) {
-	if err := pl.reset(ctx); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	var err error
-	if serialized {
-		err = pl.runSerialized(ctx, n)
-	} else {
-		err = pl.runPipelined(ctx, n)
-	}
-	return time.Since(start), err
-}
-
-// runPipelined submits every pass at once and waits once, for blendTL to
-// reach pass n-1's value.
-func (pl *pipeline) runPipelined(ctx context.Context, n int) error {
-	k := len(pl.raster)
-	pending := make([]sequence.Pending, 0, 2*n)
-	done := func(i int) uint64 { return pl.base + uint64(i) + 1 } // pass i's value: i+1 in the first run
-	raster := func(i int) {
-		opts := []sequence.SubmitOption{sequence.Signal(pl.rasterTL, done(i))}
-		if i >= k { // slot i mod K is free once blend i-K is done
-			opts = append(opts, sequence.Wait(pl.blendTL, done(i-k)))
-		}
-		pending = append(pending, pl.raster[i%k].Submit(ctx, opts...))
-	}
-	blend := func(i int) {
-		pending = append(pending, pl.blend[i%k].Submit(ctx,
-			sequence.Wait(pl.rasterTL, done(i)), sequence.Signal(pl.blendTL, done(i))))
-	}
-	switch pl.order {
-	case rastersFirst:
-		for i := range n {
-			raster(i)
-		}
-		for i := range n {
-			blend(i)
-		}
-	case blendsFirst:
-		for i := range n {
-			blend(i)
-		}
-		for i := range n {
-			raster(i)
-		}
-	default:
-		for i := range n {
-			raster(i)
-			blend(i)
-		}
-	}
-	last := done(n - 1)
-	pl.base = last // the next run starts above, whether this one succeeds or not
-	check := func() error {
-		for _, p := range pending {
-			if err := p.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := check(); err != nil { // refused up front: the wait would never end
-		return err
-	}
-	if err := pl.blendTL.Wait(ctx, last); err != nil {
-		return err
-	}
-	return check() // failed on its way to the driver
-}
-
-// submitOrder is the order in which runPipelined hands its submits to
-// vkflow. Whatever it is, the GPU must run them in the order the timelines
-// impose: the tests check that with the two orders that would go wrong
-// without each kind of wait (on one queue, where execution follows the order
-// submits reach the driver, only such orders can show a missing wait).
-type submitOrder int
-
-const (
-	interleaved  submitOrder = iota // raster 0, blend 0, raster 1, ...
-	rastersFirst                    // every raster, then every blend
-	blendsFirst                     // every blend, then every raster
-)
-
-// runSerialized runs raster then blend for each pass, waiting on the host
-// after each: all that a fence-only API such as Kompute's eval() allows.
-func (pl *pipeline) runSerialized(ctx context.Context, n int) error {
-	k := len(pl.raster)
-	for i := range n {
-		if err := pl.raster[i%k].Eval(ctx); err != nil {
-			return err
-		}
-		if err := pl.blend[i%k].Eval(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pixels returns a copy of the image (the accessor's slice aliases memory
-// that close frees).
-func (pl *pipeline) pixels() ([]float32, error) {
-	got, err := pl.image.Float32s()
-	return slices.Clone(got), err
-}
-
-func (pl *pipeline) close() error {
+func (o owned) close() error {
 	var errs []error
-	for _, c := range slices.Backward(pl.owned) {
-		errs = append(errs, c.Close())
+	for i := len(o) - 1; i >= 0; i-- {
+		errs = append(errs, o[i].Close())
 	}
 	return errors.Join(errs...)
 }
 
-// render renders p on a fresh pipeline with a ring of k slots and returns the
-// image (premultiplied RGBA, size*size*4 floats).
-func render(ctx context.Context, m *vkflow.Manager, p params, geo []float32, k int, serialized bool) (img []float32, err error) {
-	pl, err := newPipeline(m, p, geo, k)
+// scene tensors and algorithms shared by both kinds of renderer.
+type gpuScene struct {
+	owned
+	tris          *tensor.Tensor   // every batch's triangles
+	image         *tensor.Tensor   // size*size vec4, premultiplied RGBA
+	batch, frames []*tensor.Tensor // per ring slot: the batch index, the rasterized frame
+	raster, blend *algorithm.Algorithm
+	p             scene.Params
+}
+
+// newGPUScene uploads geo and makes a ring of k slots.
+func newGPUScene(m *vkflow.Manager, p scene.Params, geo []float32, k int) (s *gpuScene, err error) {
+	s = &gpuScene{p: p}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.close())
+		}
+	}()
+	n := p.Size * p.Size
+	if s.tris, err = tensor.FromSlice(m, geo); err != nil {
+		return nil, err
+	}
+	s.keep(s.tris)
+	if s.image, err = tensor.New(m, tensor.Float32, []int{p.Size, p.Size, 4}); err != nil {
+		return nil, err
+	}
+	s.keep(s.image)
+	for range k {
+		b, err := tensor.New(m, tensor.Float32, []int{1})
+		if err != nil {
+			return nil, err
+		}
+		s.keep(b)
+		f, err := tensor.New(m, tensor.Float32, []int{n, 4}, tensor.In(tensor.Storage)) // never leaves the GPU
+		if err != nil {
+			return nil, err
+		}
+		s.keep(f)
+		s.batch, s.frames = append(s.batch, b), append(s.frames, f)
+	}
+	// One algorithm of each kind, bound to a slot's tensors before each
+	// dispatch is recorded (a node keeps the bindings it saw).
+	groups := uint32((p.Size + 15) / 16)
+	if s.raster, err = algorithm.New(m, shaders.Raster, []*tensor.Tensor{s.tris, s.batch[0], s.frames[0]},
+		algorithm.Workgroups(groups, groups, 1)); err != nil {
+		return nil, err
+	}
+	s.keep(s.raster)
+	if s.blend, err = algorithm.New(m, shaders.Blend, []*tensor.Tensor{s.frames[0], s.image},
+		algorithm.Workgroups(uint32((n+255)/256), 1, 1)); err != nil {
+		return nil, err
+	}
+	s.keep(s.blend)
+	return s, nil
+}
+
+// rasterPass records the rasterization of the batch whose index slot
+// holds into that slot's frame.
+func (s *gpuScene) rasterPass(g *graph.Graph, slot int) (graph.Node, error) {
+	if err := s.raster.Bind(s.tris, s.batch[slot], s.frames[slot]); err != nil {
+		return graph.Node{}, err
+	}
+	return g.Dispatch(s.raster, uint32(s.p.Size), uint32(s.p.Size), uint32(s.p.Tris)), g.Err()
+}
+
+// blendPass records image = frame[slot] over image.
+func (s *gpuScene) blendPass(g *graph.Graph, slot int) (graph.Node, error) {
+	if err := s.blend.Bind(s.frames[slot], s.image); err != nil {
+		return graph.Node{}, err
+	}
+	return g.Dispatch(s.blend), g.Err()
+}
+
+// graphRenderer renders the whole scene with one run of one graph over a
+// ring of K slots.
+type graphRenderer struct {
+	*gpuScene
+	exec   *graph.Exec
+	pixels []float32 // the image, downloaded by every run
+}
+
+// newRenderer records the render of p with a ring of k slots and compiles
+// it.
+func newRenderer(m *vkflow.Manager, p scene.Params, geo []float32, k int) (r *graphRenderer, err error) {
+	s, err := newGPUScene(m, p, geo, k)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, pl.close()) }()
-	if _, err := pl.run(ctx, p.passes, serialized); err != nil {
+	r = &graphRenderer{gpuScene: s, pixels: make([]float32, p.Size*p.Size*4)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.close())
+		}
+	}()
+	g, err := graph.New(m)
+	if err != nil {
 		return nil, err
 	}
-	return pl.pixels()
+	g.Input(s.tris) // written by the host
+	g.Fill(s.image, float32(0)).Named("clear").OnQueue(blendQueue)
+	for i := range p.Passes {
+		slot := i % k
+		g.Fill(s.batch[slot], float32(i)).Named(fmt.Sprintf("batch %d", i)).OnQueue(rasterQueue)
+		raster, err := s.rasterPass(g, slot)
+		if err != nil {
+			return nil, err
+		}
+		raster.Named(fmt.Sprintf("raster %d", i)).OnQueue(rasterQueue)
+		blend, err := s.blendPass(g, slot)
+		if err != nil {
+			return nil, err
+		}
+		blend.Named(fmt.Sprintf("blend %d", i)).OnQueue(blendQueue)
+	}
+	g.Download(s.image, r.pixels).Named("read image")
+	if r.exec, err = g.Compile(); err != nil {
+		return nil, err
+	}
+	r.keep(r.exec) // closed first
+	return r, nil
 }
 
-// reference renders on the CPU with raster.comp's and blend.comp's rules.
-func reference(p params, geo []float32) []float32 {
-	img := make([]float32, p.size*p.size*4)
-	fixed := func(v float32) int { return int(math.Round(float64(v) * 16)) }
-	edge := func(ax, ay, bx, by, cx, cy int) int { return (bx-ax)*(cy-ay) - (by-ay)*(cx-ax) }
-	type tri struct {
-		x, y   [3]int
-		colour [4]float32
-	}
-	batch := make([]tri, p.tris)
-	for b := range p.passes {
-		for t := range batch {
-			v := geo[(b*p.tris+t)*floatsPerTri:]
-			for j := range 3 {
-				batch[t].x[j], batch[t].y[j] = fixed(v[2*j]), fixed(v[2*j+1])
-			}
-			copy(batch[t].colour[:], v[8:12])
-		}
-		for y := range p.size {
-			for x := range p.size {
-				cx, cy := x*16+8, y*16+8
-				var src [4]float32 // raster: the last covering triangle wins
-				for t := len(batch) - 1; t >= 0; t-- {
-					tr := &batch[t]
-					if cx < min(tr.x[0], tr.x[1], tr.x[2]) || cy < min(tr.y[0], tr.y[1], tr.y[2]) ||
-						cx > max(tr.x[0], tr.x[1], tr.x[2]) || cy > max(tr.y[0], tr.y[1], tr.y[2]) {
-						continue
-					}
-					w0 := edge(tr.x[1], tr.y[1], tr.x[2], tr.y[2], cx, cy)
-					w1 := edge(tr.x[2], tr.y[2], tr.x[0], tr.y[0], cx, cy)
-					w2 := edge(tr.x[0], tr.y[0], tr.x[1], tr.y[1], cx, cy)
-					inside := (w0 >= 0 && w1 >= 0 && w2 >= 0) || (w0 <= 0 && w1 <= 0 && w2 <= 0)
-					if inside && edge(tr.x[0], tr.y[0], tr.x[1], tr.y[1], tr.x[2], tr.y[2]) != 0 {
-						src = tr.colour
-						break
-					}
-				}
-				d := img[(y*p.size+x)*4:][:4] // blend: src over d
-				for c := range 3 {
-					d[c] = src[c]*src[3] + d[c]*(1-src[3])
-				}
-				d[3] = src[3] + d[3]*(1-src[3])
-			}
-		}
-	}
-	return img
+func (r *graphRenderer) render(ctx context.Context) ([]float32, error) {
+	return r.pixels, r.exec.Run(ctx)
 }
 
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		d := math.Abs(float64(a[i]) - float64(b[i]))
-		if d > m || math.IsNaN(d) {
-			m = d
-		}
-	}
-	return m
+// serialized renders pass by pass with the host in the loop, all that a
+// fence-only API such as Kompute's eval() allows: for each pass, a raster
+// graph, a host wait, a blend graph, a host wait.
+type serialized struct {
+	*gpuScene
+	clear, raster, blend, read *graph.Exec
+	index                      []float32 // the batch index, uploaded by each raster run
+	pixels                     []float32
 }
 
-// writePNG writes the premultiplied RGBA image composited over white.
-func writePNG(path string, img []float32, size int) error {
-	out := image.NewNRGBA(image.Rect(0, 0, size, size))
-	to8 := func(v float32) uint8 { return uint8(math.Round(float64(min(max(v, 0), 1)) * 255)) }
-	for y := range size {
-		for x := range size {
-			px := img[(y*size+x)*4:][:4]
-			out.SetNRGBA(x, y, color.NRGBA{to8(px[0] + 1 - px[3]), to8(px[1] + 1 - px[3]), to8(px[2] + 1 - px[3]), 255})
-		}
-	}
-	f, err := os.Create(path)
+func newSerialized(m *vkflow.Manager, p scene.Params, geo []float32) (r *serialized, err error) {
+	s, err := newGPUScene(m, p, geo, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := png.Encode(f, out); err != nil {
-		f.Close()
-		return err
+	r = &serialized{gpuScene: s, index: make([]float32, 1), pixels: make([]float32, p.Size*p.Size*4)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.close())
+		}
+	}()
+	compile := func(record func(g *graph.Graph) error) (*graph.Exec, error) {
+		g, err := graph.New(m)
+		if err != nil {
+			return nil, err
+		}
+		if err := record(g); err != nil {
+			return nil, err
+		}
+		e, err := g.Compile()
+		if err != nil {
+			return nil, err
+		}
+		r.keep(e)
+		return e, nil
 	}
-	return f.Close()
+	if r.clear, err = compile(func(g *graph.Graph) error {
+		g.Fill(s.image, float32(0)).OnQueue(blendQueue)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if r.raster, err = compile(func(g *graph.Graph) error {
+		g.Input(s.tris)
+		g.Upload(s.batch[0], r.index).OnQueue(rasterQueue)
+		n, err := s.rasterPass(g, 0)
+		if err == nil {
+			n.OnQueue(rasterQueue)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if r.blend, err = compile(func(g *graph.Graph) error {
+		g.Input(s.frames[0], s.image) // written by the other graphs
+		n, err := s.blendPass(g, 0)
+		if err == nil {
+			n.OnQueue(blendQueue)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if r.read, err = compile(func(g *graph.Graph) error {
+		g.Input(s.image)
+		g.Download(s.image, r.pixels).OnQueue(blendQueue)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *serialized) render(ctx context.Context) ([]float32, error) {
+	if err := r.clear.Run(ctx); err != nil {
+		return nil, err
+	}
+	for i := range r.p.Passes {
+		r.index[0] = float32(i) // read when the run is submitted
+		if err := r.raster.Run(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.blend.Run(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.pixels, r.read.Run(ctx)
 }
