@@ -122,11 +122,10 @@ int vkflow_timeline_wait(vkflow_timeline tl, uint64_t value, int64_t timeout_ns)
 int vkflow_timeline_semaphore(vkflow_timeline tl, uint64_t *semaphore);
 
 /* Algorithms: compute pipelines bound to tensors, for graph dispatch nodes.
- * An algorithm holds a reference on its tensors until it is closed; a graph
- * exec compiled from it holds its own reference on the algorithm, so the
- * algorithm may be closed once the graph is compiled. */
+ * An algorithm holds a reference on its tensors until it is closed. */
 /* A built-in float32 kernel bound to its tensors: "multiply" (out = a*b),
- * "add" (out = a+b), "multiply_scalar" (out = a*b[0]) or "saxpy"
+ * "add" (out = a+b), "multiply_scalar" (multiply with the scalar shader, one
+ * element per invocation, whatever the length) or "saxpy"
  * (out = scalar*a + out, b must be 0; its push constant is the float32
  * scalar, 4 bytes). The others take no push constants. */
 int vkflow_kernel_new(vkflow_manager m, char *name, vkflow_tensor a, vkflow_tensor b, vkflow_tensor out,
@@ -150,10 +149,12 @@ int vkflow_algorithm_push_size(vkflow_algorithm a, int32_t *size);
  * later node call and compile return the first error.
  *
  * Ownership: a graph holds no Vulkan object and no reference; closing it
- * (or the tensors and algorithms it names, before compile) only makes
- * compile fail. An exec holds a reference on every tensor and algorithm its
- * nodes use until it is closed and its last run completed, so those handles
- * may be closed after compile. The Manager closes its execs.
+ * does not affect execs compiled from it. The tensors and algorithms its
+ * nodes use must stay open: compile, and every later run, fail with
+ * VKFLOW_ERR_CLOSED once one of them was closed. An exec holds a reference
+ * on each of them until it is closed and its last run completed, so closing
+ * one never frees memory a run in flight uses. The Manager closes its
+ * execs.
  *
  * Host memory: upload and download nodes keep the caller's pointer, not a
  * copy. An upload's src is read at every run, when the run is submitted; a
