@@ -294,8 +294,9 @@ class Manager(_Handle):
         if queues is None and not transfer:
             _check(L.manager_new(int(device), flags, byref(h)))
         else:
-            _check(L.manager_new_queues(int(device), flags, int(queues or 1),
-                                        1 if transfer else 0, byref(h)))
+            compute = 1 if queues is None else int(queues)
+            _check(L.manager_new_queues(int(device), flags, compute, 1 if transfer else 0,
+                                        byref(h)))
         self._handle = h.value
         self._children = weakref.WeakSet()
 
