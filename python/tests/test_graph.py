@@ -129,7 +129,6 @@ class GraphTest(unittest.TestCase):
         n = 1024
         xs = ramp(n)
         x = self.mgr.tensor(xs)
-        x2 = self.mgr.tensor(xs * 3)
         y = self.mgr.tensor((n,))
         g = self.mgr.graph()
         g.input(x)
@@ -142,7 +141,8 @@ class GraphTest(unittest.TestCase):
         ex.set_push(node, 5.0)
         ex.run(timeout=TIMEOUT)
         np.testing.assert_array_equal(ys, 5 * xs)
-        ex.rebind(x, x2)
+        ex.rebind(x, self.mgr.tensor(xs * 3))  # the Exec keeps the new tensor alive
+        gc.collect()
         ex.run(timeout=TIMEOUT)
         np.testing.assert_array_equal(ys, 15 * xs)
         with self.assertRaisesRegex(ValueError, "push constants"):

@@ -325,6 +325,7 @@ class Exec(_Handle):
         by the graph yet) in every node, keeping the schedule."""
         _check(_lib.lib().exec_rebind(self._h(), _tensor_handle(old, "old"),
                                       _tensor_handle(new, "new")))
+        self._keep.append(new)  # collected, it would close, and runs would fail
         return self
 
     def set_push(self, node, push):
