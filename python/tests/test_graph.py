@@ -55,6 +55,7 @@ class GraphTest(unittest.TestCase):
         y = self.mgr.tensor((n,))
         saxpy = self.mgr.kernel("saxpy", x, None, y)
         self.assertEqual(saxpy.push_size, 4)
+        base = self.mgr.mem_stats()[0]
         g = self.mgr.graph()
         g.upload(x, xs, name="x")
         g.fill(y, 1.0)
@@ -73,10 +74,12 @@ class GraphTest(unittest.TestCase):
             xs[:] = ramp(n) + run  # read at the next run
             ex.run(timeout=TIMEOUT)
             np.testing.assert_array_equal(ys, 1 + steps * 2 * xs, "run %d" % run)
+        self.assertGreater(self.mgr.mem_stats()[0], base, "the Exec's staging buffers")
         ex.close()
         ex.close()
         with self.assertRaises(vkflow.ClosedError):
             ex.run()
+        self.assertEqual(self.mgr.mem_stats()[0], base, "closing the Exec frees its buffers")
 
     def diamond(self, pin):
         """a = upload; b = a + a, c = a * a on two queues; d = b + c."""
