@@ -38,7 +38,11 @@ type cGraph struct {
 // sticks: every later call reports it too, and so does compile).
 func (g *cGraph) added(n graph.Node, out *C.int32_t) C.int {
 	g.mu.Lock()
-	g.nodes = append(g.nodes, n)
+	// By ID, not by arrival: calls on other threads may interleave.
+	if id := n.ID(); id >= len(g.nodes) {
+		g.nodes = append(g.nodes, make([]graph.Node, id+1-len(g.nodes))...)
+	}
+	g.nodes[n.ID()] = n
 	g.mu.Unlock()
 	if err := g.g.Err(); err != nil {
 		return fail(err)
@@ -52,7 +56,7 @@ func (g *cGraph) added(n graph.Node, out *C.int32_t) C.int {
 func (g *cGraph) node(i C.int32_t) (graph.Node, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if i < 0 || int(i) >= len(g.nodes) {
+	if i < 0 || int(i) >= len(g.nodes) || g.nodes[i] == (graph.Node{}) {
 		return graph.Node{}, errInvalid("node %d is not a node of this graph (it has %d)", i, len(g.nodes))
 	}
 	return g.nodes[i], nil
