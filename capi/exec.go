@@ -149,7 +149,7 @@ func vkflow_exec_set_push(h C.vkflow_exec, node C.int32_t, push unsafe.Pointer, 
 	if err != nil {
 		return fail(err)
 	}
-	if node < 0 || int(node) >= len(e.nodes) {
+	if node < 0 || int(node) >= len(e.nodes) || e.nodes[node] == (graph.Node{}) {
 		return invalid("vkflow_exec_set_push: node %d is not a node of this graph (it has %d)", node, len(e.nodes))
 	}
 	args, err := pushArgs(push, pushBytes)
