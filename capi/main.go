@@ -104,6 +104,8 @@ func fail(err error) C.int {
 		return C.VKFLOW_ERR_UNSUPPORTED
 	case errors.Is(err, vkflow.ErrInvalid):
 		return C.VKFLOW_ERR_INVALID
+	case errors.Is(err, vkflow.ErrPending):
+		return C.VKFLOW_ERR_PENDING
 	case errors.Is(err, context.DeadlineExceeded):
 		return C.VKFLOW_ERR_TIMEOUT
 	case errors.As(err, &vkErr):
@@ -158,10 +160,14 @@ var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 
 //export vkflow_manager_new
 func vkflow_manager_new(device C.int32_t, flags C.uint32_t, out *C.vkflow_manager) C.int {
+	return newManager(device, flags, out)
+}
+
+func newManager(device C.int32_t, flags C.uint32_t, out *C.vkflow_manager, extra ...vkflow.Option) C.int {
 	if out == nil {
 		return invalid("vkflow_manager_new: out is NULL")
 	}
-	opts := []vkflow.Option{vkflow.WithLogger(logger)}
+	opts := append([]vkflow.Option{vkflow.WithLogger(logger)}, extra...)
 	if device >= 0 {
 		opts = append(opts, vkflow.WithDevice(int(device)))
 	}

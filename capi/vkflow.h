@@ -3,8 +3,9 @@
  * code; vkflow_last_error copies the message of the last failure.
  *
  * Handles are opaque nonzero 64-bit values; 0 is never a valid handle.
- * Closing a Manager closes every tensor, sequence and timeline created from
- * it; their handles then fail with VKFLOW_ERR_CLOSED. Memory exported
+ * Closing a Manager closes every tensor, algorithm, sequence, timeline and
+ * graph exec created from it; their handles then fail with
+ * VKFLOW_ERR_CLOSED (close them still, to free the handle). Memory exported
  * through DLPack stays valid until the deleter runs, even after the tensor
  * and the Manager are closed.
  *
@@ -32,12 +33,17 @@ enum {
 	VKFLOW_ERR_VULKAN = -4,      /* a Vulkan call failed */
 	VKFLOW_ERR_TIMEOUT = -5,     /* a wait ran past its timeout */
 	VKFLOW_ERR_OTHER = -6,
+	VKFLOW_ERR_PENDING = -7,     /* the object is in use by a run still in flight */
 };
 
 typedef uint64_t vkflow_manager;
 typedef uint64_t vkflow_tensor;
 typedef uint64_t vkflow_sequence;
 typedef uint64_t vkflow_timeline;
+typedef uint64_t vkflow_algorithm;
+typedef uint64_t vkflow_graph;
+typedef uint64_t vkflow_exec;
+typedef uint64_t vkflow_run;
 
 /* Copies the last error message (NUL-terminated, truncated to n) into buf
  * and returns its full length. The message is process-wide. */
@@ -51,6 +57,13 @@ enum {
 /* Opens a Manager on device index (-1: the default device, VKFLOW_DEVICE
  * honoured). */
 int vkflow_manager_new(int32_t device, uint32_t flags, vkflow_manager *out);
+/* The same with compute logical compute queues (1..64) and, when transfer
+ * is nonzero, a logical transfer queue after them. Logical queues map onto
+ * the device's physical queues (lavapipe has one). */
+int vkflow_manager_new_queues(int32_t device, uint32_t flags, int32_t compute, int32_t transfer,
+			      vkflow_manager *out);
+/* The number of logical queues: compute queues first, then transfer. */
+int vkflow_manager_queue_count(vkflow_manager m, int32_t *n);
 /* Closes the Manager and everything it created. Idempotent. */
 int vkflow_manager_close(vkflow_manager m);
 /* Live buffers and VkDeviceMemory blocks of the Manager's allocator. */
@@ -107,6 +120,128 @@ int vkflow_timeline_signal(vkflow_timeline tl, uint64_t value);
 int vkflow_timeline_wait(vkflow_timeline tl, uint64_t value, int64_t timeout_ns);
 /* The timeline's VkSemaphore, for consumers on the same VkDevice. */
 int vkflow_timeline_semaphore(vkflow_timeline tl, uint64_t *semaphore);
+
+/* Algorithms: compute pipelines bound to tensors, for graph dispatch nodes.
+ * An algorithm holds a reference on its tensors until it is closed. */
+/* A built-in float32 kernel bound to its tensors: "multiply" (out = a*b),
+ * "add" (out = a+b), "multiply_scalar" (multiply with the scalar shader, one
+ * element per invocation, whatever the length) or "saxpy"
+ * (out = scalar*a + out, b must be 0; its push constant is the float32
+ * scalar, 4 bytes). The others take no push constants. */
+int vkflow_kernel_new(vkflow_manager m, char *name, vkflow_tensor a, vkflow_tensor b, vkflow_tensor out,
+		      vkflow_algorithm *alg);
+/* An algorithm from SPIR-V (nbytes bytes, copied), bound to tensors at set
+ * 0, bindings 0..ntensors-1. Workgroups x, y, z; all 0: derived from the
+ * first tensor's length and the local size. */
+int vkflow_algorithm_new(vkflow_manager m, void *spirv, uint64_t nbytes, int32_t ntensors,
+			 vkflow_tensor *tensors, uint32_t x, uint32_t y, uint32_t z, vkflow_algorithm *out);
+int vkflow_algorithm_close(vkflow_algorithm a);
+/* The size in bytes of the pipeline's push constants. */
+int vkflow_algorithm_push_size(vkflow_algorithm a, int32_t *size);
+
+/* Graphs (docs/GRAPHS.md). A graph records nodes; compiling it infers the
+ * dependencies from what each node reads and writes and gives an exec that
+ * replays on one or more queues. Recording order is the meaning: the graph
+ * computes what running its nodes one after another would.
+ *
+ * Node calls return the node's index (in recording order, from 0) in *node
+ * (may be NULL). A failed node call makes the graph fail: that call, every
+ * later node call and compile return the first error.
+ *
+ * Ownership: a graph holds no Vulkan object and no reference; closing it
+ * does not affect execs compiled from it. The tensors and algorithms its
+ * nodes use must stay open: compile, and every later run, fail with
+ * VKFLOW_ERR_CLOSED once one of them was closed. An exec holds a reference
+ * on each of them until it is closed and its last run completed, so closing
+ * one never frees memory a run in flight uses. The Manager closes its
+ * execs.
+ *
+ * Host memory: upload and download nodes keep the caller's pointer, not a
+ * copy. An upload's src is read at every run, when the run is submitted; a
+ * download's dst is written when a run completes (by vkflow_exec_run, or by
+ * vkflow_run_wait). Both must stay valid, and dst untouched by others while
+ * a run is in flight, until the exec is closed. */
+int vkflow_graph_new(vkflow_manager m, vkflow_graph *out);
+/* Frees the graph (execs compiled from it live on). Idempotent. */
+int vkflow_graph_close(vkflow_graph g);
+/* The number of recorded nodes. */
+int vkflow_graph_len(vkflow_graph g, int32_t *n);
+/* A dispatch of alg with the tensors bound to it now; push (push_bytes,
+ * copied; must equal vkflow_algorithm_push_size) holds its push constants,
+ * little-endian and packed. What each binding reads and writes comes from
+ * the shader. */
+int vkflow_graph_dispatch(vkflow_graph g, vkflow_algorithm alg, void *push, uint64_t push_bytes,
+			  int32_t *node);
+/* A copy from src to dst: whole tensors (nregions 0, regions may be NULL)
+ * or nregions regions, each three int64 (src element, dst element, element
+ * count). */
+int vkflow_graph_copy(vkflow_graph g, vkflow_tensor src, vkflow_tensor dst, int32_t nregions,
+		      int64_t *regions, int32_t *node);
+/* A fill of every element of t with the element at value (value_bytes:
+ * the size of one element of t's dtype, little-endian; copied). */
+int vkflow_graph_fill(vkflow_graph g, vkflow_tensor t, void *value, uint64_t value_bytes, int32_t *node);
+/* A host-to-device copy into t from src (nbytes: exactly t's size). */
+int vkflow_graph_upload(vkflow_graph g, vkflow_tensor t, void *src, uint64_t nbytes, int32_t *node);
+/* A device-to-host copy of t into dst (nbytes: exactly t's size). */
+int vkflow_graph_download(vkflow_graph g, vkflow_tensor t, void *dst, uint64_t nbytes, int32_t *node);
+/* Pins node to logical queue queue (VKFLOW_ERR_INVALID if the Manager has
+ * no such queue). Without it compile picks a queue. */
+int vkflow_graph_node_queue(vkflow_graph g, int32_t node, int32_t queue);
+/* Names node for the schedule, the DOT text and errors (copied). */
+int vkflow_graph_node_name(vkflow_graph g, int32_t node, char *name);
+/* Orders node after the ndeps nodes in deps, beyond what its accesses
+ * imply. One that contradicts the accesses makes a cycle: compile fails. */
+int vkflow_graph_node_after(vkflow_graph g, int32_t node, int32_t ndeps, int32_t *deps);
+/* Declares tensors the host fills before runs: reading them with no writer
+ * in the graph draws no warning. */
+int vkflow_graph_input(vkflow_graph g, int32_t n, vkflow_tensor *tensors);
+/* Compiles the graph. queues (nqueues, 0: all of the Manager's logical
+ * queues) restricts the queues it may use; max_nodes_per_submit and
+ * max_work_per_submit (in shader invocations) cap one command buffer (0:
+ * the defaults, 1024 and 2^30). Fails on a recording error, a cycle, a
+ * closed tensor or algorithm (VKFLOW_ERR_CLOSED), a dispatch writing one
+ * tensor through two bindings, or a node pinned to a queue it may not use. */
+int vkflow_graph_compile(vkflow_graph g, int32_t nqueues, int32_t *queues, int32_t max_nodes_per_submit,
+			 uint64_t max_work_per_submit, vkflow_exec *out);
+
+/* Execs: compiled graphs. Runs replay the recorded command buffers; runs of
+ * one exec are ordered after each other on the GPU. wait_tl (0: none) makes
+ * a run start once it reaches wait_value; signal_tl (0: none) is set to
+ * signal_value once the run is complete. */
+/* Closes the exec; its resources are freed once its last run completed.
+ * Idempotent. */
+int vkflow_exec_close(vkflow_exec e);
+/* Runs the graph and waits for it (timeout_ns: as for every wait; on
+ * timeout the run goes on and the exec keeps its memory). */
+int vkflow_exec_run(vkflow_exec e, vkflow_timeline wait_tl, uint64_t wait_value, vkflow_timeline signal_tl,
+		    uint64_t signal_value, int64_t timeout_ns);
+/* Submits a run without waiting and returns it in *run. A graph with
+ * uploads or downloads runs one at a time: VKFLOW_ERR_PENDING while its
+ * previous run is in flight. */
+int vkflow_exec_run_async(vkflow_exec e, vkflow_timeline wait_tl, uint64_t wait_value,
+			  vkflow_timeline signal_tl, uint64_t signal_value, vkflow_run *run);
+/* Waits for the run; downloads' dst hold its results after the first
+ * successful wait. May be called again. */
+int vkflow_run_wait(vkflow_run r, int64_t timeout_ns);
+/* *done: 1 once the run completed or failed (does not fill downloads). */
+int vkflow_run_done(vkflow_run r, int32_t *done);
+/* Frees the run's handle; the run itself goes on. Idempotent. */
+int vkflow_run_close(vkflow_run r);
+/* Replaces tensor old with new (same dtype and size, not used by the graph
+ * already) in every node; the schedule is kept. No run may be in flight
+ * (VKFLOW_ERR_PENDING). */
+int vkflow_exec_rebind(vkflow_exec e, vkflow_tensor old_tensor, vkflow_tensor new_tensor);
+/* Changes the push constants (push_bytes, copied) of dispatch node node.
+ * No run may be in flight (VKFLOW_ERR_PENDING). */
+int vkflow_exec_set_push(vkflow_exec e, int32_t node, void *push, uint64_t push_bytes);
+/* Texts: the schedule (submits, queues, waits, groups, barriers), the
+ * Graphviz DOT text, and compile's warnings (one a line). Each is copied
+ * into buf (NUL-terminated, truncated to n; buf may be NULL when n is 0)
+ * and *length (may be NULL) receives its full length: call again with
+ * length + 1 bytes when it did not fit. */
+int vkflow_exec_schedule(vkflow_exec e, char *buf, size_t n, size_t *length);
+int vkflow_exec_dot(vkflow_exec e, char *buf, size_t n, size_t *length);
+int vkflow_exec_warnings(vkflow_exec e, char *buf, size_t n, size_t *length);
 
 /* DLPack. */
 enum { VKFLOW_COPY_IF_NEEDED = 0, VKFLOW_COPY_ALWAYS = 1, VKFLOW_COPY_NEVER = 2 };

@@ -2,7 +2,8 @@
  * Debian's DLPack 0.6 header (libdlpack-dev), which knows only the legacy
  * DLManagedTensor. It checks every DLTensor field of legacy kDLCPU exports,
  * the lifetime rules (exported memory outlives the tensor and the Manager
- * until the deleter runs), memory accounting and the validation layer.
+ * until the deleter runs), memory accounting and the validation layer; and
+ * a small graph on two queues, run from C.
  *
  * Prints "consumer: OK" and exits 0, or prints each failed check and exits 1.
  * Build and run: capi/consumer/build_and_run.sh [directory of libvkflow.so]
@@ -113,6 +114,124 @@ static const int32_t *i32_data(const DLManagedTensor *mt)
 	return (const int32_t *)((const char *)mt->dl_tensor.data + mt->dl_tensor.byte_offset);
 }
 
+/* A diamond graph on a Manager with two compute queues: b = a + a and
+ * c = a * a, then d = b + c, with a uploaded from and d downloaded to host
+ * arrays at every run; then the texts and the errors. */
+static void graph_case(void)
+{
+	enum { GN = 1024 };
+	vkflow_manager m = 0;
+	if (!ok(vkflow_manager_new_queues(-1, VKFLOW_VALIDATION, 2, 0, &m), "vkflow_manager_new_queues"))
+		return;
+	int32_t nq = 0;
+	ok(vkflow_manager_queue_count(m, &nq), "vkflow_manager_queue_count");
+	CHECK(nq == 2, "%d logical queues, want 2", (int)nq);
+
+	static float in[GN], out[GN];
+	int64_t shape[1] = {GN};
+	vkflow_tensor t[4] = {0};
+	vkflow_algorithm al[3] = {0};
+	vkflow_graph g = 0;
+	vkflow_exec e = 0;
+	for (int i = 0; i < 4; i++)
+		if (!ok(vkflow_tensor_new(m, "float32", 1, shape, NULL, 0, VKFLOW_MEMORY_DEVICE, &t[i]),
+			"vkflow_tensor_new"))
+			goto done;
+	if (!ok(vkflow_kernel_new(m, "add", t[0], t[0], t[1], &al[0]), "vkflow_kernel_new(add)") ||
+	    !ok(vkflow_kernel_new(m, "multiply", t[0], t[0], t[2], &al[1]), "vkflow_kernel_new(multiply)") ||
+	    !ok(vkflow_kernel_new(m, "add", t[1], t[2], t[3], &al[2]), "vkflow_kernel_new(add)") ||
+	    !ok(vkflow_graph_new(m, &g), "vkflow_graph_new"))
+		goto done;
+	int32_t n_up = -1, n_b = -1, n_c = -1, n_d = -1, n_down = -1;
+	ok(vkflow_graph_upload(g, t[0], in, sizeof in, &n_up), "vkflow_graph_upload");
+	ok(vkflow_graph_dispatch(g, al[0], NULL, 0, &n_b), "vkflow_graph_dispatch(b)");
+	ok(vkflow_graph_dispatch(g, al[1], NULL, 0, &n_c), "vkflow_graph_dispatch(c)");
+	ok(vkflow_graph_node_queue(g, n_b, 0), "vkflow_graph_node_queue(b)");
+	ok(vkflow_graph_node_queue(g, n_c, 1), "vkflow_graph_node_queue(c)");
+	ok(vkflow_graph_node_name(g, n_c, "c=a*a"), "vkflow_graph_node_name");
+	ok(vkflow_graph_dispatch(g, al[2], NULL, 0, &n_d), "vkflow_graph_dispatch(d)");
+	ok(vkflow_graph_download(g, t[3], out, sizeof out, &n_down), "vkflow_graph_download");
+	CHECK(n_up == 0 && n_c == 2 && n_down == 4, "node indices %d %d %d", (int)n_up, (int)n_c, (int)n_down);
+	if (failures || !ok(vkflow_graph_compile(g, 0, NULL, 0, 0, &e), "vkflow_graph_compile"))
+		goto done;
+
+	for (int run = 0; run < 3; run++) {
+		for (int i = 0; i < GN; i++)
+			in[i] = (float)(i % 50 + run);
+		if (run < 2) {
+			if (!ok(vkflow_exec_run(e, 0, 0, 0, 0, TIMEOUT_NS), "vkflow_exec_run"))
+				break;
+		} else {
+			vkflow_run r = 0;
+			if (!ok(vkflow_exec_run_async(e, 0, 0, 0, 0, &r), "vkflow_exec_run_async"))
+				break;
+			ok(vkflow_run_wait(r, TIMEOUT_NS), "vkflow_run_wait");
+			int32_t d = 0;
+			ok(vkflow_run_done(r, &d), "vkflow_run_done");
+			CHECK(d == 1, "run not done after its wait");
+			ok(vkflow_run_close(r), "vkflow_run_close");
+		}
+		int bad = 0;
+		for (int i = 0; i < GN && bad < 3; i++) {
+			float want = in[i] + in[i] + in[i] * in[i];
+			if (out[i] != want) {
+				bad++;
+				CHECK(out[i] == want, "run %d: d[%d] = %g, want %g", run, i, out[i], want);
+			}
+		}
+	}
+
+	/* The schedule: the needed length first, then the text. */
+	size_t len = 0;
+	ok(vkflow_exec_schedule(e, NULL, 0, &len), "vkflow_exec_schedule(length)");
+	char *text = malloc(len + 1);
+	if (text != NULL && ok(vkflow_exec_schedule(e, text, len + 1, NULL), "vkflow_exec_schedule")) {
+		CHECK(strlen(text) == len, "schedule length %zu, want %zu", strlen(text), len);
+		CHECK(strstr(text, "c=a*a") != NULL, "schedule lacks the node's name: %s", text);
+		CHECK(strstr(text, "waits queue") != NULL, "schedule lacks a cross-queue wait: %s", text);
+	}
+	free(text);
+	char dot[64];
+	ok(vkflow_exec_dot(e, dot, sizeof dot, &len), "vkflow_exec_dot");
+	CHECK(len >= sizeof dot && strncmp(dot, "digraph", 7) == 0 && strlen(dot) == sizeof dot - 1,
+	      "DOT text truncated wrongly: %zu, %s", len, dot);
+
+	/* Errors: a cycle through an after edge (b reads a, written by the
+	 * upload: the upload after b), an unknown queue, a closed exec. */
+	vkflow_graph g2 = 0;
+	vkflow_exec e2 = 0;
+	if (ok(vkflow_graph_new(m, &g2), "vkflow_graph_new")) {
+		int32_t u = -1, b = -1;
+		ok(vkflow_graph_upload(g2, t[0], in, sizeof in, &u), "vkflow_graph_upload");
+		ok(vkflow_graph_dispatch(g2, al[0], NULL, 0, &b), "vkflow_graph_dispatch");
+		ok(vkflow_graph_node_after(g2, u, 1, &b), "vkflow_graph_node_after");
+		int rc = vkflow_graph_compile(g2, 0, NULL, 0, 0, &e2);
+		char msg[512] = "";
+		vkflow_last_error(msg, sizeof msg);
+		CHECK(rc == VKFLOW_ERR_INVALID && strstr(msg, "cycle") != NULL, "cycle: rc %d, %s", rc, msg);
+		ok(vkflow_graph_close(g2), "vkflow_graph_close");
+	}
+	if (ok(vkflow_graph_new(m, &g2), "vkflow_graph_new")) {
+		int32_t f = -1;
+		float one = 1;
+		ok(vkflow_graph_fill(g2, t[1], &one, sizeof one, &f), "vkflow_graph_fill");
+		int rc = vkflow_graph_node_queue(g2, f, 2);
+		CHECK(rc == VKFLOW_ERR_INVALID, "queue 2 of 2: rc %d", rc);
+		ok(vkflow_graph_close(g2), "vkflow_graph_close");
+	}
+	ok(vkflow_exec_close(e), "vkflow_exec_close");
+	int rc = vkflow_exec_run(e, 0, 0, 0, 0, TIMEOUT_NS);
+	CHECK(rc == VKFLOW_ERR_CLOSED, "run of a closed exec: rc %d", rc);
+	ok(vkflow_exec_close(e), "vkflow_exec_close (again)");
+done:
+	vkflow_graph_close(g);
+	for (int i = 0; i < 3; i++)
+		vkflow_algorithm_close(al[i]);
+	for (int i = 0; i < 4; i++)
+		vkflow_tensor_close(t[i]);
+	ok(vkflow_manager_close(m), "vkflow_manager_close(graph)");
+}
+
 int main(void)
 {
 	vkflow_manager m = 0;
@@ -211,6 +330,8 @@ out:
 	int rc = vkflow_manager_mem_stats(m, &a, &b);
 	CHECK(rc == VKFLOW_ERR_CLOSED, "mem_stats of a closed Manager returned %d, want %d", rc,
 	      VKFLOW_ERR_CLOSED);
+
+	graph_case();
 
 	char text[1024] = "";
 	int64_t msgs = vkflow_validation_messages(text, sizeof text);

@@ -1,5 +1,5 @@
-"""vkflow for Python: Managers, tensors, sequences and timelines over libvkflow.so,
-with DLPack exchange in both directions.
+"""vkflow for Python: Managers, tensors, sequences, timelines and graphs over
+libvkflow.so, with DLPack exchange in both directions.
 
 Pure Python over ctypes; NumPy is imported only by the calls that make or read
 arrays (``Manager.tensor`` from data, ``Tensor.read``, ``Tensor.write``).
@@ -52,10 +52,17 @@ the data are imported, so the data's address must be a multiple of the
 device's host import alignment (the buffer alignment, 64 bytes on lavapipe);
 strided or unaligned data is copied, or refused with ``copy=False``.
 
+Graphs (``Manager.graph``, see :class:`Graph`): record dispatches, copies,
+fills, uploads and downloads; ``compile`` infers the dependencies from what
+each node reads and writes and returns an :class:`Exec` that replays on one or
+more queues. Upload and download nodes use NumPy arrays as host buffers, read
+and written by every run.
+
 Errors: the library's negative codes become ``ValueError`` (invalid argument),
 ``ClosedError`` (use after close), ``UnsupportedError`` (``BufferError`` from
-``__dlpack__`` and ``from_dlpack``), ``TimeoutError`` and ``RuntimeError``
-(Vulkan or other failures), carrying the library's message.
+``__dlpack__`` and ``from_dlpack``), ``PendingError`` (a run is still in
+flight), ``TimeoutError`` and ``RuntimeError`` (Vulkan or other failures),
+carrying the library's message.
 """
 
 import ctypes
@@ -71,7 +78,8 @@ from . import _lib
 
 __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
-    "DLDeviceType", "ClosedError", "UnsupportedError", "DLPACK_TIMEOUT", "library_path",
+    "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "DLPACK_TIMEOUT",
+    "library_path", "Algorithm", "Graph", "Node", "Exec", "Run",
 ]
 
 #: Seconds a DLPack export or import may wait for pending GPU work.
@@ -86,6 +94,10 @@ class ClosedError(RuntimeError):
 
 class UnsupportedError(RuntimeError):
     """The device, or the requested operation, cannot be served."""
+
+
+class PendingError(RuntimeError):
+    """The object is in use by a run still in flight."""
 
 
 class DLDeviceType(enum.IntEnum):
@@ -130,6 +142,8 @@ def _raise(rc, buffer_error=False):
         raise (BufferError if buffer_error else UnsupportedError)(text)
     if rc == _lib.ERR_TIMEOUT:
         raise TimeoutError(text)
+    if rc == _lib.ERR_PENDING:
+        raise PendingError(text)
     raise RuntimeError(text)
 
 
@@ -262,18 +276,27 @@ class Manager(_Handle):
     ``device`` is a device index (-1: the default device; the VKFLOW_DEVICE
     environment variable is honoured). ``validation=True`` enables the Khronos
     validation layer with synchronization validation; its messages are counted
-    by :func:`validation_messages`.
+    by :func:`validation_messages`. ``queues`` asks for that many logical
+    compute queues and ``transfer=True`` for a logical transfer queue after
+    them (logical queues map onto the device's physical ones).
 
-    Closing the Manager closes every tensor, sequence and timeline created from
-    it. Memory exported through DLPack stays valid until its deleter runs.
+    Closing the Manager closes every tensor, algorithm, sequence, timeline and
+    graph Exec created from it. Memory exported through DLPack stays valid
+    until its deleter runs.
     """
 
     _kind = "Manager"
 
-    def __init__(self, device=-1, validation=False):
+    def __init__(self, device=-1, validation=False, queues=None, transfer=False):
         L = _lib.lib()
         h = c_uint64()
-        _check(L.manager_new(int(device), _lib.VALIDATION if validation else 0, byref(h)))
+        flags = _lib.VALIDATION if validation else 0
+        if queues is None and not transfer:
+            _check(L.manager_new(int(device), flags, byref(h)))
+        else:
+            compute = 1 if queues is None else int(queues)
+            _check(L.manager_new_queues(int(device), flags, compute, 1 if transfer else 0,
+                                        byref(h)))
         self._handle = h.value
         self._children = weakref.WeakSet()
 
@@ -291,6 +314,43 @@ class Manager(_Handle):
         for child in list(self._children):
             child._handle = 0
         _check(rc)
+
+    @property
+    def queue_count(self):
+        """The number of logical queues (compute queues first, then transfer)."""
+        n = c_int32()
+        _check(_lib.lib().manager_queue_count(self._h(), byref(n)))
+        return n.value
+
+    def kernel(self, name, a, b, out):
+        """Returns a built-in float32 kernel bound to its tensors, an
+        :class:`Algorithm` for graph dispatches: "multiply" (out = a*b),
+        "add" (out = a+b), "multiply_scalar" (multiply, one element per
+        invocation) or "saxpy" (out = scalar*a + out, b None; the scalar is
+        its push constant, a float32)."""
+        bh = 0 if b is None else _tensor_handle(b, "b")
+        h = c_uint64()
+        _check(_lib.lib().kernel_new(self._h(), str(name).encode(), _tensor_handle(a, "a"), bh,
+                                     _tensor_handle(out, "out"), byref(h)))
+        return self._adopt(Algorithm(self, h.value, [a, b, out]))
+
+    def algorithm(self, spirv, tensors, workgroups=None):
+        """Returns an :class:`Algorithm` from SPIR-V bytes bound to
+        ``tensors`` (set 0, bindings 0..n-1). ``workgroups`` is an (x, y, z)
+        tuple; None derives it from the first tensor's length."""
+        code = bytes(spirv)
+        hs = [_tensor_handle(t, "tensors[%d]" % i) for i, t in enumerate(tensors)]
+        arr = (c_uint64 * len(hs))(*hs) if hs else None
+        x, y, z = (0, 0, 0) if workgroups is None else (tuple(int(v) for v in workgroups)
+                                                         + (1, 1))[:3]
+        h = c_uint64()
+        _check(_lib.lib().algorithm_new(self._h(), code, len(code), len(hs), arr, x, y, z,
+                                        byref(h)))
+        return self._adopt(Algorithm(self, h.value, list(tensors)))
+
+    def graph(self):
+        """Returns an empty :class:`Graph` for this Manager."""
+        return Graph(self)
 
     def mem_stats(self):
         """Returns (allocations, blocks): live buffers and VkDeviceMemory blocks."""
@@ -691,3 +751,6 @@ def from_dlpack(x, manager, copy=None):
                                          _ns(DLPACK_TIMEOUT), byref(out), byref(copied)),
            buffer_error=True)
     return Tensor._wrap(manager, out.value, imported_copy=bool(copied.value))
+
+
+from ._graph import Algorithm, Exec, Graph, Node, Run  # noqa: E402

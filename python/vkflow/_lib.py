@@ -27,6 +27,7 @@ ERR_UNSUPPORTED = -3
 ERR_VULKAN = -4
 ERR_TIMEOUT = -5
 ERR_OTHER = -6
+ERR_PENDING = -7
 
 # Manager flags.
 VALIDATION = 1
@@ -81,6 +82,37 @@ _PROTOTYPES = {
     "vkflow_timeline_signal": (c_int, (c_uint64, c_uint64)),
     "vkflow_timeline_wait": (c_int, (c_uint64, c_uint64, c_int64)),
     "vkflow_timeline_semaphore": (c_int, (c_uint64, _p_u64)),
+    "vkflow_manager_new_queues": (c_int, (c_int32, c_uint32, c_int32, c_int32, _p_u64)),
+    "vkflow_manager_queue_count": (c_int, (c_uint64, _p_i32)),
+    "vkflow_kernel_new": (c_int, (c_uint64, c_char_p, c_uint64, c_uint64, c_uint64, _p_u64)),
+    "vkflow_algorithm_new": (c_int, (c_uint64, c_void_p, c_uint64, c_int32, _p_u64, c_uint32,
+                                     c_uint32, c_uint32, _p_u64)),
+    "vkflow_algorithm_close": (c_int, (c_uint64,)),
+    "vkflow_algorithm_push_size": (c_int, (c_uint64, _p_i32)),
+    "vkflow_graph_new": (c_int, (c_uint64, _p_u64)),
+    "vkflow_graph_close": (c_int, (c_uint64,)),
+    "vkflow_graph_len": (c_int, (c_uint64, _p_i32)),
+    "vkflow_graph_dispatch": (c_int, (c_uint64, c_uint64, c_void_p, c_uint64, _p_i32)),
+    "vkflow_graph_copy": (c_int, (c_uint64, c_uint64, c_uint64, c_int32, _p_i64, _p_i32)),
+    "vkflow_graph_fill": (c_int, (c_uint64, c_uint64, c_void_p, c_uint64, _p_i32)),
+    "vkflow_graph_upload": (c_int, (c_uint64, c_uint64, c_void_p, c_uint64, _p_i32)),
+    "vkflow_graph_download": (c_int, (c_uint64, c_uint64, c_void_p, c_uint64, _p_i32)),
+    "vkflow_graph_node_queue": (c_int, (c_uint64, c_int32, c_int32)),
+    "vkflow_graph_node_name": (c_int, (c_uint64, c_int32, c_char_p)),
+    "vkflow_graph_node_after": (c_int, (c_uint64, c_int32, c_int32, _p_i32)),
+    "vkflow_graph_input": (c_int, (c_uint64, c_int32, _p_u64)),
+    "vkflow_graph_compile": (c_int, (c_uint64, c_int32, _p_i32, c_int32, c_uint64, _p_u64)),
+    "vkflow_exec_close": (c_int, (c_uint64,)),
+    "vkflow_exec_run": (c_int, (c_uint64, c_uint64, c_uint64, c_uint64, c_uint64, c_int64)),
+    "vkflow_exec_run_async": (c_int, (c_uint64, c_uint64, c_uint64, c_uint64, c_uint64, _p_u64)),
+    "vkflow_run_wait": (c_int, (c_uint64, c_int64)),
+    "vkflow_run_done": (c_int, (c_uint64, _p_i32)),
+    "vkflow_run_close": (c_int, (c_uint64,)),
+    "vkflow_exec_rebind": (c_int, (c_uint64, c_uint64, c_uint64)),
+    "vkflow_exec_set_push": (c_int, (c_uint64, c_int32, c_void_p, c_uint64)),
+    "vkflow_exec_schedule": (c_int, (c_uint64, c_char_p, c_size_t, POINTER(c_size_t))),
+    "vkflow_exec_dot": (c_int, (c_uint64, c_char_p, c_size_t, POINTER(c_size_t))),
+    "vkflow_exec_warnings": (c_int, (c_uint64, c_char_p, c_size_t, POINTER(c_size_t))),
     "vkflow_dlpack_export": (c_int, (c_uint64, c_int32, c_int32, c_int32, c_int32, c_int32,
                                      c_uint64, c_uint64, c_int64, POINTER(c_void_p), _p_i32)),
     "vkflow_dlpack_import": (c_int, (c_uint64, c_void_p, c_int32, c_int64, _p_u64, _p_i32)),
