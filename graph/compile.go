@@ -176,7 +176,7 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 	if err := p.assign(nodes, preds, infos, slotOfQueue); err != nil {
 		return nil, err
 	}
-	p.segment(nodes, preds, o)
+	p.segment(nodes, preds, succs, o)
 	p.crossRun()
 	p.barriers(nodes, accs)
 	return p, nil
@@ -353,7 +353,7 @@ func (p *plan) start(i, s int, preds [][]int, free, finish []uint64) uint64 {
 // consumers do not wait for later nodes. Segments are created in
 // topological order, and that is their submission order: every wait is
 // for a segment submitted earlier, so no run can deadlock.
-func (p *plan) segment(nodes []node, preds [][]int, o options) {
+func (p *plan) segment(nodes []node, preds, succs [][]int, o options) {
 	ns := len(p.slots)
 	p.bySlot = make([][]int, ns)
 	p.segOf = make([]int, len(nodes))
@@ -389,6 +389,12 @@ func (p *plan) segment(nodes []node, preds [][]int, o options) {
 		cur.nodes = append(cur.nodes, i)
 		cur.work += c
 		p.segOf[i] = cur.id
+		for _, q := range succs[i] {
+			if p.slotOf[q] != s {
+				open[s] = nil // a consumer on another queue waits for exactly this
+				break
+			}
+		}
 	}
 }
 

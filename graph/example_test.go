@@ -17,8 +17,9 @@ import (
 
 // A diamond: b and c both read a, d reads both. The graph infers the three
 // edges; on two logical queues the branches run on different queues and
-// the join follows the later branch on its queue. A run's upload waits
-// for the previous run's reads of a on the other queue. The schedule prints with
+// the join follows the later branch on its queue. The upload ends its
+// command buffer, so that c waits for it alone, and a run's upload and b
+// wait for the previous run's reads of a and b on the other queue. The schedule prints with
 // String; runs replay it.
 func ExampleGraph_Compile() {
 	mgr, err := vkflow.New(vkflow.WithQueues(2, false))
@@ -66,14 +67,14 @@ func ExampleGraph_Compile() {
 		fmt.Println("d =", out[0])
 	}
 	// Output:
-	// graph: 5 nodes, 5 edges, 2 submits on queues [0 1]
+	// graph: 5 nodes, 5 edges, 4 submits on queues [0 1]
 	// submit 0: queue 0 #0, waits the previous run's queue 1 #0
 	//   0 upload a
-	//   barrier t0(float32[65536])[0:262144]
+	// submit 1: queue 0 #1, waits the previous run's queue 1 #1
 	//   1 b = a+a
-	// submit 1: queue 1 #0, waits queue 0 #0
+	// submit 2: queue 1 #0, waits queue 0 #0
 	//   2 c = a*a
-	//   barrier t2(float32[65536])[0:262144]
+	// submit 3: queue 1 #1, waits queue 0 #1
 	//   3 d = b+c
 	//   barrier t3(float32[65536])[0:262144]
 	//   4 download d

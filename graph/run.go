@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
@@ -52,8 +51,7 @@ type run struct {
 	subs  []*core.Submission
 	final []timeline.Point // per slot used: its last value in the run
 	err   error
-	once  sync.Once
-	werr  error
+	read  bool // its downloads were copied out; guarded by e.mu
 }
 
 // Pending is a submitted run. Copies refer to the same run.
@@ -81,8 +79,9 @@ func (p Pending) Wait(ctx context.Context) error {
 	if err := timeline.WaitAll(ctx, r.final...); err != nil {
 		return err
 	}
-	r.once.Do(func() { r.werr = r.e.readDownloads() })
-	return r.werr
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	return r.e.readDownloads(r)
 }
 
 // Err returns the error of submitting the run, if that failed (a submit
@@ -191,6 +190,13 @@ func (e *Exec) RunAsync(opts ...RunOption) Pending {
 	if e.dirty {
 		if err := e.recordAll(); err != nil {
 			return fail(fmt.Errorf("graph: re-recording: %w", d.Check(err)))
+		}
+	}
+	if prev := e.pending; prev != nil && prev.err == nil && e.host {
+		// The next run reuses the staging buffers: a completed run nobody
+		// waited for yet gets its results now, not the next run's.
+		if err := e.readDownloads(prev); err != nil {
+			return fail(err)
 		}
 	}
 	if err := e.writeUploads(); err != nil {
@@ -368,10 +374,12 @@ func (e *Exec) writeUploads() error {
 }
 
 // readDownloads copies each download's staging buffer into its host slice
-// once a run completed.
-func (e *Exec) readDownloads() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// once run r completed, the first time only. Called with mu held.
+func (e *Exec) readDownloads(r *run) error {
+	if r.read {
+		return nil
+	}
+	r.read = true
 	for i, n := range e.nodes {
 		if n.kind != KindDownload {
 			continue
