@@ -76,8 +76,20 @@ func (p Pending) Wait(ctx context.Context) error {
 			return fmt.Errorf("graph: %w", err)
 		}
 	}
-	if err := timeline.WaitAll(ctx, r.final...); err != nil {
-		return err
+	// The last submit on each physical queue completes after every earlier
+	// one there; waiting on the queue's own value also lets the queue see
+	// that the Exec's objects are idle.
+	for k, s := range r.subs {
+		v, _ := s.Result()
+		last := true
+		for _, t := range r.subs[k+1:] {
+			last = last && t.Q != s.Q
+		}
+		if last {
+			if err := s.Q.Wait(ctx, v); err != nil {
+				return err
+			}
+		}
 	}
 	r.e.mu.Lock()
 	defer r.e.mu.Unlock()
