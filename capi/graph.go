@@ -209,11 +209,7 @@ func vkflow_graph_copy(h C.vkflow_graph, src, dst C.vkflow_tensor, nregions C.in
 
 //export vkflow_graph_fill
 func vkflow_graph_fill(h C.vkflow_graph, th C.vkflow_tensor, value unsafe.Pointer, valueBytes C.uint64_t, node *C.int32_t) C.int {
-	g, err := lookup[*cGraph](h, "graph")
-	if err != nil {
-		return fail(err)
-	}
-	t, err := lookup[*tensor.Tensor](th, "tensor")
+	g, t, err := graphTensor(h, th)
 	if err != nil {
 		return fail(err)
 	}
@@ -230,36 +226,38 @@ func vkflow_graph_fill(h C.vkflow_graph, th C.vkflow_tensor, value unsafe.Pointe
 
 //export vkflow_graph_upload
 func vkflow_graph_upload(h C.vkflow_graph, th C.vkflow_tensor, src unsafe.Pointer, nbytes C.uint64_t, node *C.int32_t) C.int {
-	g, err := lookup[*cGraph](h, "graph")
-	if err != nil {
-		return fail(err)
-	}
-	t, err := lookup[*tensor.Tensor](th, "tensor")
-	if err != nil {
-		return fail(err)
-	}
-	b, err := hostBytes(src, nbytes, "vkflow_graph_upload")
-	if err != nil {
-		return fail(err)
-	}
-	return g.added(g.g.Upload(t, b), node)
+	return hostNode(h, th, src, nbytes, node, "vkflow_graph_upload", (*graph.Graph).Upload)
 }
 
 //export vkflow_graph_download
 func vkflow_graph_download(h C.vkflow_graph, th C.vkflow_tensor, dst unsafe.Pointer, nbytes C.uint64_t, node *C.int32_t) C.int {
-	g, err := lookup[*cGraph](h, "graph")
+	return hostNode(h, th, dst, nbytes, node, "vkflow_graph_download", (*graph.Graph).Download)
+}
+
+// hostNode adds an upload or download of host memory p.
+func hostNode(h C.vkflow_graph, th C.vkflow_tensor, p unsafe.Pointer, nbytes C.uint64_t, node *C.int32_t, what string, add func(*graph.Graph, *tensor.Tensor, any) graph.Node) C.int {
+	g, t, err := graphTensor(h, th)
 	if err != nil {
 		return fail(err)
+	}
+	b, err := hostBytes(p, nbytes, what)
+	if err != nil {
+		return fail(err)
+	}
+	return g.added(add(g.g, t, b), node)
+}
+
+// graphTensor looks up a graph and a tensor handle.
+func graphTensor(h C.vkflow_graph, th C.vkflow_tensor) (*cGraph, *tensor.Tensor, error) {
+	g, err := lookup[*cGraph](h, "graph")
+	if err != nil {
+		return nil, nil, err
 	}
 	t, err := lookup[*tensor.Tensor](th, "tensor")
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
-	b, err := hostBytes(dst, nbytes, "vkflow_graph_download")
-	if err != nil {
-		return fail(err)
-	}
-	return g.added(g.g.Download(t, b), node)
+	return g, t, nil
 }
 
 //export vkflow_graph_node_queue

@@ -158,12 +158,7 @@ func run(p scene.Params, reps int, out string) (err error) {
 		}
 	}
 	if len(physical) == 1 {
-		fmt.Println("\nBoth logical queues run on one physical queue here (lavapipe has one), so")
-		fmt.Println("rasterizing and blending never overlap: pipelining can only save the time")
-		fmt.Println("serialized execution spends with the host in the loop (a submit, a wait and a")
-		fmt.Println("wake-up, twice per pass). That is small next to a pass, and on a loaded")
-		fmt.Println("2-core CPU driver the run-to-run noise can be larger; with two physical")
-		fmt.Println("queues the rasterizer would also run ahead of the blender by up to K passes.")
+		fmt.Print(scene.OneQueueNote("pipelining"))
 	}
 	if len(bad) > 0 {
 		return errors.New(fmt.Sprint(bad))

@@ -145,3 +145,15 @@ func WritePNG(path string, img []float32, size int) error {
 	}
 	return f.Close()
 }
+
+// OneQueueNote explains why the pipelined modes barely beat serialized
+// execution when both logical queues share one physical queue; who is what
+// does the pipelining ("the graph", say).
+func OneQueueNote(who string) string {
+	return "\nBoth logical queues run on one physical queue here (lavapipe has one), so\n" +
+		"rasterizing and blending never overlap: " + who + " can only save the time\n" +
+		"serialized execution spends with the host in the loop (a submit, a wait and a\n" +
+		"wake-up, twice per pass). That is small next to a pass, and on a loaded\n" +
+		"2-core CPU driver the run-to-run noise can be larger; with two physical\n" +
+		"queues the rasterizer would also run ahead of the blender by up to K passes.\n"
+}
