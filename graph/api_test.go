@@ -375,3 +375,49 @@ func TestManagerCloseWithRuns(t *testing.T) {
 	_, err = graph.New(m)
 	require.ErrorIs(t, err, vkflow.ErrClosed)
 }
+
+// Runs, edits and Close from several goroutines: every call returns (an
+// error once closed), nothing crashes, and validation stays quiet.
+func TestCloseRace(t *testing.T) {
+	for round := range 8 {
+		m, x, y, _ := newFixture(t, 1<<12, vkflow.WithQueues(2, false))
+		saxpy, err := kernels.Saxpy(m, x, y)
+		require.NoError(t, err)
+		z, _ := tensor.New(m, tensor.Float32, []int{1 << 12})
+		add, err := kernels.Add(m, x, x, z)
+		require.NoError(t, err)
+		g, _ := graph.New(m)
+		s := g.Dispatch(saxpy, float32(1)).OnQueue(0)
+		g.Dispatch(add).OnQueue(1)
+		g.Dispatch(saxpy, float32(1))
+		out := make([]float32, 1<<12)
+		g.Download(z, out)
+		e, err := g.Compile()
+		require.NoError(t, err)
+		done := make(chan struct{})
+		for w := range 3 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := 0; i < 20; i++ {
+					switch (w + i) % 3 {
+					case 0:
+						_ = e.Run(context.Background())
+					case 1:
+						_ = e.RunAsync().Wait(context.Background())
+					case 2:
+						_ = e.SetPush(s, float32(1))
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round) * time.Millisecond)
+		if round%2 == 0 {
+			require.NoError(t, e.Close())
+		}
+		require.NoError(t, m.Close())
+		for range 3 {
+			<-done
+		}
+		require.ErrorIs(t, e.Run(context.Background()), vkflow.ErrClosed)
+	}
+}
