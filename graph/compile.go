@@ -477,9 +477,9 @@ func (p *plan) barriers(nodes []node, accs [][]access) {
 		in[e.to] = append(in[e.to], k)
 	}
 	type visKey struct {
-		from int
-		buf  vk.Buffer
-		lo   uint64
+		from   int
+		buf    vk.Buffer
+		lo, hi uint64
 	}
 	vis := map[visKey]uint32{}
 	for _, seg := range p.segs {
@@ -512,7 +512,7 @@ func (p *plan) barriers(nodes []node, accs [][]access) {
 						b.global = true
 						continue
 					}
-					key := visKey{e.from, e.buf, e.lo}
+					key := visKey{e.from, e.buf, e.lo, e.hi}
 					if e.kind == hazRAW && vis[key]&e.dstMask == e.dstMask {
 						continue
 					}
