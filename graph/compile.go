@@ -27,12 +27,15 @@ const (
 )
 
 // Work estimates, in invocations: a dispatch costs its invocations, a
-// transfer one per 4 bytes, every node nodeCost more, an opaque node
-// opaqueCost, and a wait on another queue waitCost.
+// transfer one per 4 bytes, and every node nodeCost more (launching a
+// small dispatch costs about as much as a few thousand invocations); an
+// opaque node costs opaqueCost, and depending on a node of another queue
+// waitCost (a semaphore wait and a new submit). So small nodes stay with
+// their predecessors and only real work spreads over queues.
 const (
-	nodeCost   = 64
-	opaqueCost = 1 << 12
-	waitCost   = 1 << 12
+	nodeCost   = 1 << 12
+	opaqueCost = 1 << 13
+	waitCost   = 1 << 14
 )
 
 // Queues restricts the logical queues the graph may use (default: all of
