@@ -1,0 +1,170 @@
+package graph
+
+// BenchmarkCompile measures Compile on graphs of 1k, 10k and 100k dispatch
+// nodes and reports ns/node; the goal is linear growth (ns/node
+// flat across sizes) and 10k nodes under 50 ms. Shapes:
+//
+//	chain   n dispatches of one saxpy on the same y: one long dependency
+//	        chain, every node RAW/WAW on its predecessor
+//	random  n dispatches of saxpy over random pairs (x, y) of a pool of
+//	        64 tensors (256 algorithms, fixed seed): a random DAG with
+//	        RAW, WAR and WAW edges, about 32 nodes wide
+//
+// Sub-benchmarks:
+//
+//	BenchmarkCompile/<shape>/<n>   the whole public Compile: analysis plus
+//	                               the Vulkan work (descriptor sets,
+//	                               command buffers, recording), then Close
+//	BenchmarkCompilePlan/<shape>/<n>  the analysis alone (accesses,
+//	                               hazards, order, queues, segments,
+//	                               waits, barriers): no Vulkan call
+//
+// Recording the graph is outside the timing. Both run on a Manager with
+// two logical queues and no validation layer, so queue assignment has a
+// choice. Run with
+//
+//	go test ./graph -run '^$' -bench 'Compile' -benchtime 3x
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
+)
+
+var compileSizes = []int{1000, 10000, 100000}
+
+// compileShapes build a graph of n dispatch nodes on m.
+var compileShapes = []struct {
+	name  string
+	build func(tb testing.TB, m *vkflow.Manager, n int) *Graph
+}{
+	{"chain", chainGraph},
+	{"random", randomGraph},
+}
+
+func benchManager(tb testing.TB) *vkflow.Manager {
+	tb.Helper()
+	m, err := vkflow.New(vkflow.WithValidation(false), vkflow.WithQueues(2, false))
+	if err != nil {
+		tb.Fatalf("vkflow.New: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			tb.Errorf("Manager.Close: %v", err)
+		}
+	})
+	return m
+}
+
+func chainGraph(tb testing.TB, m *vkflow.Manager, n int) *Graph {
+	tb.Helper()
+	x, err := tensor.New(m, tensor.Float32, []int{64})
+	must(tb, err)
+	y, err := tensor.New(m, tensor.Float32, []int{64})
+	must(tb, err)
+	saxpy, err := kernels.Saxpy(m, x, y)
+	must(tb, err)
+	g, err := New(m)
+	must(tb, err)
+	g.Input(x, y)
+	for range n {
+		g.Dispatch(saxpy, float32(1))
+	}
+	must(tb, g.Err())
+	return g
+}
+
+func randomGraph(tb testing.TB, m *vkflow.Manager, n int) *Graph {
+	tb.Helper()
+	const pool, algos = 64, 256
+	r := rand.New(rand.NewPCG(10, uint64(n)))
+	ts := make([]*tensor.Tensor, pool)
+	for i := range ts {
+		var err error
+		ts[i], err = tensor.New(m, tensor.Float32, []int{64})
+		must(tb, err)
+	}
+	as := make([]*algorithm.Algorithm, algos)
+	for i := range as {
+		a := r.IntN(pool)
+		b := (a + 1 + r.IntN(pool-1)) % pool
+		var err error
+		as[i], err = kernels.Saxpy(m, ts[a], ts[b])
+		must(tb, err)
+	}
+	g, err := New(m)
+	must(tb, err)
+	g.Input(ts...)
+	for range n {
+		g.Dispatch(as[r.IntN(algos)], float32(1))
+	}
+	must(tb, g.Err())
+	return g
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func perNode(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+}
+
+func BenchmarkCompile(b *testing.B) {
+	m := benchManager(b)
+	for _, sh := range compileShapes {
+		for _, n := range compileSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
+				g := sh.build(b, m, n)
+				for b.Loop() {
+					e, err := g.Compile()
+					if err != nil {
+						b.Fatal(err)
+					}
+					must(b, e.Close())
+				}
+				perNode(b, n)
+			})
+		}
+	}
+}
+
+func BenchmarkCompilePlan(b *testing.B) {
+	m := benchManager(b)
+	for _, sh := range compileShapes {
+		for _, n := range compileSizes {
+			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
+				g := sh.build(b, m, n)
+				infos := g.dev.Queues()
+				o := options{queues: []int{0, 1}, maxNodes: DefaultMaxNodesPerSubmit, maxWork: DefaultMaxWorkPerSubmit}
+				inputs := map[vk.Buffer]bool{}
+				for buf := range g.inputs {
+					inputs[buf] = true
+				}
+				for b.Loop() {
+					accs := make([][]access, len(g.nodes))
+					for i := range g.nodes {
+						accs[i] = accessesOf(&g.nodes[i])
+					}
+					p, err := compilePlan(g.nodes, accs, infos, o, inputs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(p.warnings) > 0 {
+						b.Fatal(p.warnings)
+					}
+				}
+				perNode(b, n)
+			})
+		}
+	}
+}
