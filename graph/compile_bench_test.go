@@ -9,6 +9,9 @@ package graph
 //	random  n dispatches of saxpy over random pairs (x, y) of a pool of
 //	        64 tensors (256 algorithms, fixed seed): a random DAG with
 //	        RAW, WAR and WAW edges, about 32 nodes wide
+//	random_1q  the same random DAG compiled with Queues(0): on two queues
+//	        the small nodes (64 floats) spill over both and are cut into
+//	        about one segment per 8 nodes, on one queue into 1024-node ones
 //
 // Sub-benchmarks:
 //
@@ -42,11 +45,19 @@ var compileSizes = []int{1000, 10000, 100000}
 
 // compileShapes build a graph of n dispatch nodes on m.
 var compileShapes = []struct {
-	name  string
-	build func(tb testing.TB, m *vkflow.Manager, n int) *Graph
+	name   string
+	build  func(tb testing.TB, m *vkflow.Manager, n int) *Graph
+	queues []int // Compile's Queues; nil: both
 }{
-	{"chain", chainGraph},
-	{"random", randomGraph},
+	{"chain", chainGraph, nil},
+	{"random", randomGraph, nil},
+	{"random_1q", randomGraph, []int{0}},
+}
+
+func (o *options) queuesOr(qs []int) {
+	if qs != nil {
+		o.queues = qs
+	}
 }
 
 func benchManager(tb testing.TB) *vkflow.Manager {
@@ -126,8 +137,12 @@ func BenchmarkCompile(b *testing.B) {
 		for _, n := range compileSizes {
 			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
 				g := sh.build(b, m, n)
+				var opts []Option
+				if sh.queues != nil {
+					opts = append(opts, Queues(sh.queues...))
+				}
 				for b.Loop() {
-					e, err := g.Compile()
+					e, err := g.Compile(opts...)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -136,6 +151,10 @@ func BenchmarkCompile(b *testing.B) {
 					b.StartTimer()
 				}
 				perNode(b, n)
+				e, err := g.Compile(opts...)
+				must(b, err)
+				b.ReportMetric(float64(len(e.plan.segs)), "submits")
+				must(b, e.Close())
 			})
 		}
 	}
@@ -149,6 +168,7 @@ func BenchmarkCompilePlan(b *testing.B) {
 				g := sh.build(b, m, n)
 				infos := g.dev.Queues()
 				o := options{queues: []int{0, 1}, maxNodes: DefaultMaxNodesPerSubmit, maxWork: DefaultMaxWorkPerSubmit}
+				o.queuesOr(sh.queues)
 				inputs := map[vk.Buffer]bool{}
 				for buf := range g.inputs {
 					inputs[buf] = true
