@@ -43,7 +43,8 @@ const (
 )
 
 // graphRun compiles g with opts and returns its Run. With twoQueues the
-// schedule must put work on logical queue 1 as well as on 0.
+// schedule must put work on logical queue 1 as well as on 0; without, it
+// must be one submit (one command buffer, as on the C side).
 func graphRun(g *graph.Graph, twoQueues bool, opts ...graph.Option) (run, error) {
 	ex, err := g.Compile(opts...)
 	if err != nil {
@@ -52,8 +53,12 @@ func graphRun(g *graph.Graph, twoQueues bool, opts ...graph.Option) (run, error)
 	if w := ex.Warnings(); len(w) > 0 {
 		return nil, fmt.Errorf("compile warnings: %v", w)
 	}
-	if s := ex.String(); twoQueues && (!strings.Contains(s, ": queue 0 #0") || !strings.Contains(s, ": queue 1 #0")) {
+	s := ex.String()
+	if twoQueues && (!strings.Contains(s, ": queue 0 #0") || !strings.Contains(s, ": queue 1 #0")) {
 		return nil, fmt.Errorf("compiled on two queues, the schedule uses one:\n%s", s)
+	}
+	if !twoQueues && !strings.Contains(s, " 1 submits ") {
+		return nil, fmt.Errorf("compiled on one queue, the schedule is not one submit:\n%s", s)
 	}
 	return func(ctx context.Context) error { return ex.Run(ctx) }, nil
 }

@@ -23,7 +23,9 @@
 #
 # Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds, default 1),
 # GO_BENCHTIME (default 200ms), GO_COUNT (default 5). With the defaults a
-# run takes about 2.5 minutes on a 2-core machine (ROUNDS=3: about 1.5).
+# run takes about 4.5 minutes on a 2-core machine (ROUNDS=3: about 3; more
+# when the machine is busy). To pin everything to one core, as the chains
+# like: taskset -c 1 bench/run.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
