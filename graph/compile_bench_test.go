@@ -82,18 +82,18 @@ func benchManager(tb testing.TB) *vkflow.Manager {
 func chainGraph(tb testing.TB, m *vkflow.Manager, n int) *Graph {
 	tb.Helper()
 	x, err := tensor.New(m, tensor.Float32, []int{64})
-	must(tb, err)
+	benchMust(tb, err)
 	y, err := tensor.New(m, tensor.Float32, []int{64})
-	must(tb, err)
+	benchMust(tb, err)
 	saxpy, err := kernels.Saxpy(m, x, y)
-	must(tb, err)
+	benchMust(tb, err)
 	g, err := New(m)
-	must(tb, err)
+	benchMust(tb, err)
 	g.Input(x, y)
 	for range n {
 		g.Dispatch(saxpy, float32(1))
 	}
-	must(tb, g.Err())
+	benchMust(tb, g.Err())
 	return g
 }
 
@@ -105,7 +105,7 @@ func randomGraph(tb testing.TB, m *vkflow.Manager, n int) *Graph {
 	for i := range ts {
 		var err error
 		ts[i], err = tensor.New(m, tensor.Float32, []int{64})
-		must(tb, err)
+		benchMust(tb, err)
 	}
 	as := make([]*algorithm.Algorithm, algos)
 	for i := range as {
@@ -113,19 +113,19 @@ func randomGraph(tb testing.TB, m *vkflow.Manager, n int) *Graph {
 		b := (a + 1 + r.IntN(pool-1)) % pool
 		var err error
 		as[i], err = kernels.Saxpy(m, ts[a], ts[b])
-		must(tb, err)
+		benchMust(tb, err)
 	}
 	g, err := New(m)
-	must(tb, err)
+	benchMust(tb, err)
 	g.Input(ts...)
 	for range n {
 		g.Dispatch(as[r.IntN(algos)], float32(1))
 	}
-	must(tb, g.Err())
+	benchMust(tb, g.Err())
 	return g
 }
 
-func must(tb testing.TB, err error) {
+func benchMust(tb testing.TB, err error) {
 	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
@@ -165,14 +165,14 @@ func BenchmarkCompile(b *testing.B) {
 					}
 					cpu += cpuTime(b) - c0
 					b.StopTimer()
-					must(b, e.Close())
+					benchMust(b, e.Close())
 					b.StartTimer()
 				}
 				perNode(b, n, cpu)
 				e, err := g.Compile(opts...)
-				must(b, err)
+				benchMust(b, err)
 				b.ReportMetric(float64(len(e.plan.segs)), "submits")
-				must(b, e.Close())
+				benchMust(b, e.Close())
 			})
 		}
 	}
