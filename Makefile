@@ -90,3 +90,4 @@ bench: deps
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3
+	$(GO) test ./graph -run '^$$' -bench 'Compile' -benchtime 3x -count 3

@@ -25,7 +25,9 @@ package bench
 //	                      wait after each (seq.Eval, Kompute's model)
 //
 // and the workloads recorded once into one command buffer and replayed,
-// whose C sides have other names (onecmdbuf_test.go).
+// whose C sides have other names (onecmdbuf_test.go), and the graphs
+// (graph_test.go), among them the diamonds, which have no C side: their
+// 2-queue form is compared with their 1-queue form.
 //
 // Like the C side, every workload runs 3 warm-up iterations before the
 // timer starts and verifies its results once against the CPU, outside the
@@ -532,6 +534,22 @@ func BenchmarkGo(b *testing.B) {
 	}
 	wide.close(b)
 
+	diamond := &group[*diamondEnv]{name: "diamond", opts: []vkflow.Option{vkflow.WithQueues(2, false)},
+		setup: func(ctx context.Context, m *vkflow.Manager) (*diamondEnv, error) {
+			e, err := newDiamondEnv(m, diamondN)
+			if err != nil {
+				return nil, err
+			}
+			return e, e.verifyAll(ctx)
+		}}
+	for k, d := range diamondQueues {
+		b.Run(d.name, func(b *testing.B) {
+			f := diamond.get(b).runs[k]
+			loop(b, func() error { return f(ctx) })
+		})
+	}
+	diamond.close(b)
+
 	b.Run("manager_create", func(b *testing.B) {
 		// The C side creates and destroys its devices while its main
 		// context (instance and device) stays open, so the Vulkan loader
@@ -610,6 +628,17 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := w.verifyAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The diamonds over 16Ki floats per tensor: with less work per branch
+	// than a wait between queues costs (graph's estimate), the compiler
+	// keeps a diamond on one queue.
+	d, err := newDiamondEnv(cm, 16<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.verifyAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 

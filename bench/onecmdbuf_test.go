@@ -46,6 +46,9 @@ var chainReplays = []struct {
 	{"seq_chain1000_onecmdbuf", func(m *vkflow.Manager, e *chainEnv, n int) (run, error) {
 		return oneSequence(m, n, func(int) *algorithm.Algorithm { return e.saxpy })
 	}},
+	{"graph_chain1000", func(m *vkflow.Manager, e *chainEnv, n int) (run, error) {
+		return graphChain(m, e.x, e.saxpy, n)
+	}},
 }
 
 // wideReplays record the wide DAG of a wideEnv: one saxpy per y, all
@@ -57,6 +60,8 @@ var wideReplays = []struct {
 	{"seq_wide8_onecmdbuf", func(m *vkflow.Manager, e *wideEnv) (run, error) {
 		return oneSequence(m, len(e.saxpy), func(i int) *algorithm.Algorithm { return e.saxpy[i] })
 	}},
+	{"graph_wide8_1q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, 0) }},
+	{"graph_wide8_2q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, 0, 1) }},
 }
 
 // oneSequence records Dispatch(algo(i), alpha = 1) for i < n into one

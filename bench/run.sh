@@ -15,10 +15,17 @@
 # The chain workloads (chain1000, chain1000_eval, and chain1000_cmdbuf with
 # the Go chains replayed from one command buffer) report ns/op per chain of
 # 1000 dispatches and an ns/dispatch metric, which the report compares.
+# The graphs (bench/graph_test.go: graph_chain1000, graph_wide8_1q/2q,
+# graph_diamond8_1q/2q) are part of BenchmarkGo; the report compares the
+# 2-queue graphs with their 1-queue forms as well (Go against Go, same run).
+# Graph compile time (BenchmarkCompile, graph/) runs from make bench, after
+# this script.
 #
 # Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds, default 1),
 # GO_BENCHTIME (default 200ms), GO_COUNT (default 5). With the defaults a
-# run takes about 2.5 minutes on a 2-core machine (ROUNDS=3: about 1.5).
+# run takes about 4.5 minutes on a 2-core machine (ROUNDS=3: about 3; more
+# when the machine is busy). To pin everything to one core, as the chains
+# like: taskset -c 1 bench/run.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

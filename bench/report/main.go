@@ -65,6 +65,14 @@ var baselineOf = map[string]string{
 	graphChainName:            chainCmdbufName,
 	"seq_wide8_onecmdbuf":     "wide8_cmdbuf",
 	"graph_wide8_1q":          "wide8_cmdbuf",
+	"graph_wide8_2q":          "wide8_cmdbuf",
+}
+
+// goPairs compare two Go benchmarks of the same run: a graph compiled on
+// two logical queues against the same graph on one.
+var goPairs = []struct{ name, base string }{
+	{"graph_wide8_2q", "graph_wide8_1q"},
+	{"graph_diamond8_2q", "graph_diamond8_1q"},
 }
 
 // order is the table's row order; other names follow, sorted.
@@ -72,7 +80,8 @@ var order = []string{
 	"dispatch1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
 	"mul16m_kernel_scalar", "manager_create", chainName, chainEvalName,
 	chainCmdbufName, "seq_chain1000_onecmdbuf", graphChainName,
-	"wide8_cmdbuf", "seq_wide8_onecmdbuf", "graph_wide8_1q",
+	"wide8_cmdbuf", "seq_wide8_onecmdbuf", "graph_wide8_1q", "graph_wide8_2q",
+	"graph_diamond8_1q", "graph_diamond8_2q",
 }
 
 // sample is one benchmark line.
@@ -347,6 +356,7 @@ func render(w io.Writer, res *results, m meta) {
 	if len(chains) > 0 {
 		renderChains(w, res, chains)
 	}
+	renderGoPairs(w, res)
 
 	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs; ns/dispatch for the chains):\n\n")
 	for _, r := range rows {
@@ -467,6 +477,27 @@ func renderGraphGoals(w io.Writer, res *results, ch row, okC bool) {
 			group(g.vf.perDispatch), group(ch.vf.perDispatch), verdict(x >= graphChainSpeedup))
 	} else {
 		fmt.Fprintf(w, "%s**NOT MEASURED**\n", prefix)
+	}
+}
+
+// renderGoPairs prints the goPairs measured: vkflow against vkflow in the
+// same run, by median ns/op.
+func renderGoPairs(w io.Writer, res *results) {
+	header := false
+	for _, p := range goPairs {
+		a, okA := summarize(res.runs["Go"][p.name])
+		b, okB := summarize(res.runs["Go"][p.base])
+		if !okA || !okB {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nvkflow against vkflow in the same run (median ns/op): a graph on two logical queues against the same graph on one. "+
+				"Ratio: lower is better.\n\n")
+			fmt.Fprintln(w, "| workload | baseline | baseline ns/op | ns/op | time ratio |")
+			fmt.Fprintln(w, "|---|---|---:|---:|---:|")
+			header = true
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", p.name, p.base, group(b.ns), group(a.ns), fmtNum(a.ns/b.ns, 2))
 	}
 }
 

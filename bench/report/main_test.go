@@ -89,7 +89,7 @@ func TestRender(t *testing.T) {
 		"chain: vkflow <= 1.15x C (ns/dispatch): **NOT MEASURED**",
 	)
 	if strings.Count(out, "| workload |") != 1 {
-		t.Errorf("want exactly one table (no chains in the input):\n%s", out)
+		t.Errorf("want exactly one table (no chains or queue pairs in the input):\n%s", out)
 	}
 	// One allocation in a few thousand iterations rounds down to 0 allocs/op
 	// but misses the goal.
@@ -195,6 +195,10 @@ BenchmarkGo/seq_chain1000_onecmdbuf-2	10	6600000 ns/op	6600 ns/dispatch
 BenchmarkGo/graph_chain1000-2	10	6000000 ns/op	6000 ns/dispatch
 BenchmarkGo/seq_wide8_onecmdbuf-2	50	11000000 ns/op
 BenchmarkGo/graph_wide8_1q-2	50	12000000 ns/op
+BenchmarkGo/graph_wide8_2q-2	50	15000000 ns/op
+BenchmarkGo/graph_diamond8_1q-2	50	8000000 ns/op
+BenchmarkGo/graph_diamond8_1q-2	50	10000000 ns/op
+BenchmarkGo/graph_diamond8_2q-2	50	9900000 ns/op
 `
 
 func TestPairedBaselines(t *testing.T) {
@@ -212,6 +216,7 @@ func TestPairedBaselines(t *testing.T) {
 		{"graph_chain1000", "chain1000_cmdbuf", 5500, 6000, true},
 		{"seq_wide8_onecmdbuf", "wide8_cmdbuf", 10e6, 11e6, false},
 		{"graph_wide8_1q", "wide8_cmdbuf", 10e6, 12e6, false},
+		{"graph_wide8_2q", "wide8_cmdbuf", 10e6, 15e6, false},
 	} {
 		r, ok := res.find(tc.name)
 		if !ok || !r.hasC || !r.hasGo || r.cName != tc.cName || r.chain() != tc.chain {
@@ -240,6 +245,9 @@ func TestPairedBaselines(t *testing.T) {
 		"- graph_chain1000 (C: chain1000_cmdbuf): C 5,000–6,000 ns/dispatch (2 runs); vkflow 6,000–6,000 ns/dispatch (1 runs)",
 		"graph chain: vkflow graph_chain1000 <= 1.10x C chain1000_cmdbuf (ns/dispatch): 1.09 (6,000 vs 5,500 ns/dispatch) — **MET**",
 		"graph chain: >= 3x faster than the per-submit chain1000 (vkflow): 7.50x (6,000 vs 45,000 ns/dispatch) — **MET**",
+		"| graph_diamond8_1q | — | 9,000,000 | — |",
+		"| graph_wide8_2q | graph_wide8_1q | 12,000,000 | 15,000,000 | 1.25 |",
+		"| graph_diamond8_2q | graph_diamond8_1q | 9,000,000 | 9,900,000 | 1.10 |",
 	)
 
 	// Without the Go benchmarks paired with it, a C workload is a row.
