@@ -286,9 +286,10 @@ func TestSubmitCaps(t *testing.T) {
 	}
 }
 
-// With a transfer queue, an upload with no compute neighbour goes there.
+// With a transfer queue, an upload with no compute neighbour goes there;
+// a small one stays on the first queue (not worth a wait).
 func TestTransferQueue(t *testing.T) {
-	const n = 4096
+	const n = 1 << 16
 	m, x, y, _ := newFixture(t, n, vkflow.WithQueues(1, true))
 	saxpy, err := kernels.Saxpy(m, x, y)
 	require.NoError(t, err)

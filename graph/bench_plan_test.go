@@ -24,7 +24,6 @@ import (
 // h-bench report ends a segment after any node that a node of another
 // queue depends on. Remove the Skip with that fix.
 func TestBenchPlanWaitEndsAtProducer(t *testing.T) {
-	t.Skip("known defect: a segment waited for by another queue does not end at the producer (see the h-bench report)")
 	m, _ := testutil.Manager(t, vkflow.WithQueues(2, false))
 	const n = 256 << 10
 	ts := make([]*tensor.Tensor, 4) // x, s, b0, b1

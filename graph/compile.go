@@ -271,8 +271,10 @@ func cost(n *node) uint64 {
 	return nodeCost + n.tensors[0].Bytes()/4
 }
 
-// assign puts each node on a queue slot: a pinned node on its queue, the
-// others by earliest estimated finish (list scheduling): a queue is free
+// assign puts each node on a queue slot: a pinned node on its queue, a
+// node smaller than a wait on its latest predecessor's queue (a source on
+// the first queue that can run it), the others by earliest estimated
+// finish (list scheduling): a queue is free
 // when its last node ends, a node starts when its predecessors have ended,
 // plus waitCost for each on another queue. Ties go to the queue of the
 // latest predecessor, then, for transfers, to a transfer queue, then to
@@ -312,6 +314,17 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 				latest = q
 			}
 		}
+		if c < waitCost {
+			// A small node is not worth a wait: it follows its latest
+			// predecessor, or a small source goes to the first queue
+			// that can run it.
+			if s := p.smallSlot(latest, gpu, infos); s >= 0 {
+				p.slotOf[i] = s
+				finish[i] = p.start(i, s, preds, free, finish) + c
+				free[s] = finish[i]
+				continue
+			}
+		}
 		best, bestEnd, bestRank := -1, uint64(0), 0
 		for s, q := range p.slots {
 			if gpu && infos[q].Transfer {
@@ -334,6 +347,23 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 		free[best] = bestEnd
 	}
 	return nil
+}
+
+// smallSlot is where a small node goes: its latest predecessor's queue,
+// or for a source the first queue that can run it; -1 if neither fits.
+func (p *plan) smallSlot(latest int, gpu bool, infos []core.QueueInfo) int {
+	if latest >= 0 {
+		s := p.slotOf[latest]
+		if !gpu || !infos[p.slots[s]].Transfer {
+			return s
+		}
+	}
+	for s, q := range p.slots {
+		if !gpu || !infos[q].Transfer {
+			return s
+		}
+	}
+	return -1
 }
 
 func (p *plan) start(i, s int, preds [][]int, free, finish []uint64) uint64 {

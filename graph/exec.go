@@ -189,11 +189,12 @@ func (e *Exec) create() error {
 			return err
 		}
 		e.queues = append(e.queues, pq)
-		tl, err := timeline.New(d, 0)
+		tl, v, err := takeTimeline(d)
 		if err != nil {
 			return err
 		}
 		e.tls = append(e.tls, tl)
+		e.next[len(e.tls)-1], e.last[len(e.tls)-1] = v, v
 	}
 	for i, n := range e.nodes {
 		switch n.kind {
@@ -254,7 +255,7 @@ func (e *Exec) free() {
 		e.dev.Free(a)
 	}
 	for _, tl := range e.tls {
-		tl.Close()
+		giveTimeline(e.dev, tl)
 	}
 	e.hz, e.pools, e.stage, e.pats, e.tls = nil, nil, nil, nil, nil
 }

@@ -76,19 +76,18 @@ func (p Pending) Wait(ctx context.Context) error {
 			return fmt.Errorf("graph: %w", err)
 		}
 	}
-	// The last submit on each physical queue completes after every earlier
-	// one there; waiting on the queue's own value also lets the queue see
-	// that the Exec's objects are idle.
-	for k, s := range r.subs {
+	// The highest value on each physical queue completes after every
+	// earlier submit there (held submits may be released out of order);
+	// waiting on the queue's own value also lets the queue see that the
+	// Exec's objects are idle.
+	top := map[*core.Queue]uint64{}
+	for _, s := range r.subs {
 		v, _ := s.Result()
-		last := true
-		for _, t := range r.subs[k+1:] {
-			last = last && t.Q != s.Q
-		}
-		if last {
-			if err := s.Q.Wait(ctx, v); err != nil {
-				return err
-			}
+		top[s.Q] = max(top[s.Q], v)
+	}
+	for q, v := range top {
+		if err := q.Wait(ctx, v); err != nil {
+			return err
 		}
 	}
 	r.e.mu.Lock()
