@@ -622,8 +622,10 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("timeline at %d after two 10-dispatch chains, want 20", c.value)
 	}
 
-	// The wide replays over 1024 floats per y.
-	w, err := newWideEnv(cm, smallN)
+	// The wide replays over 32Ki floats per y: more work per dispatch than
+	// a wait between queues costs (graph's estimate), so the 2-queue graph
+	// spreads.
+	w, err := newWideEnv(cm, 32<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,10 +633,9 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The diamonds over 16Ki floats per tensor: with less work per branch
-	// than a wait between queues costs (graph's estimate), the compiler
-	// keeps a diamond on one queue.
-	d, err := newDiamondEnv(cm, 16<<10)
+	// The diamonds over 128Ki floats per tensor (add does 4 per
+	// invocation): enough work per branch for the 2-queue graph to spread.
+	d, err := newDiamondEnv(cm, 128<<10)
 	if err != nil {
 		t.Fatal(err)
 	}

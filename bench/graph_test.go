@@ -24,6 +24,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/vkflow/vkflow"
@@ -54,6 +55,9 @@ func graphRun(g *graph.Graph, twoQueues bool, opts ...graph.Option) (run, error)
 		return nil, fmt.Errorf("compile warnings: %v", w)
 	}
 	s := ex.String()
+	if os.Getenv("VKFLOW_SCHEDULES") != "" {
+		fmt.Fprint(os.Stderr, s)
+	}
 	if twoQueues && (!strings.Contains(s, ": queue 0 #0") || !strings.Contains(s, ": queue 1 #0")) {
 		return nil, fmt.Errorf("compiled on two queues, the schedule uses one:\n%s", s)
 	}

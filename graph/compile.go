@@ -382,8 +382,9 @@ func (p *plan) start(i, s int, preds [][]int, free, finish []uint64) uint64 {
 // depends on a node of another queue starts a new segment that waits for
 // the producer's segment, unless an earlier wait on the queue already
 // covers it (vector clocks: a wait on a segment covers everything that
-// segment waited for); a producer's segment ends at the producer, so
-// consumers do not wait for later nodes. Segments are created in
+// segment waited for); a producer's segment ends at the producer unless
+// the next node is one its consumer needs too, so consumers do not wait
+// for unrelated later nodes. Segments are created in
 // topological order, and that is their submission order: every wait is
 // for a segment submitted earlier, so no run can deadlock.
 func (p *plan) segment(nodes []node, preds, succs [][]int, o options) {
@@ -406,7 +407,8 @@ func (p *plan) segment(nodes []node, preds, succs [][]int, o options) {
 			}
 		}
 		cur := open[s]
-		if cur != nil && (len(cur.nodes) >= o.maxNodes || cur.work+c > o.maxWork || !covers(cur.clock, need)) {
+		if cur != nil && (len(cur.nodes) >= o.maxNodes || cur.work+c > o.maxWork || !covers(cur.clock, need) ||
+			delays(cur.nodes[len(cur.nodes)-1], i, s, p.slotOf, preds, succs)) {
 			cur = nil
 		}
 		if cur == nil {
@@ -422,12 +424,7 @@ func (p *plan) segment(nodes []node, preds, succs [][]int, o options) {
 		cur.nodes = append(cur.nodes, i)
 		cur.work += c
 		p.segOf[i] = cur.id
-		for _, q := range succs[i] {
-			if p.slotOf[q] != s {
-				open[s] = nil // a consumer on another queue waits for exactly this
-				break
-			}
-		}
+
 	}
 }
 
@@ -463,6 +460,19 @@ func (p *plan) crossRun() {
 			}
 		}
 	}
+}
+
+// delays reports whether appending node i to the segment ending with node
+// last would delay a consumer of last on another queue: one that waits for
+// last's segment and does not need i as well. Then last's segment ends
+// with it.
+func delays(last, i, s int, slotOf []int, preds, succs [][]int) bool {
+	for _, c := range succs[last] {
+		if slotOf[c] != s && !slices.Contains(preds[c], i) {
+			return true
+		}
+	}
+	return false
 }
 
 func covers(clock, need []int) bool {
