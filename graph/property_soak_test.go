@@ -1,0 +1,10 @@
+//go:build soak
+
+package graph_test
+
+// The property test's size under make soak: thousands of graphs, each in
+// every variant.
+const (
+	propGraphs           = 3000
+	propVariantsPerGraph = 8
+)
