@@ -84,13 +84,13 @@ func (o propOp) String() string {
 
 // propSpec is a random graph, independent of any Manager.
 type propSpec struct {
-	seed     uint64
-	host     bool // has uploads and downloads: runs with Run, else RunAsync back to back
-	lens     []int
-	init     [][]float32
-	ops      []propOp
-	ups      int // upload host slices
-	downs    int
+	seed  uint64
+	host  bool // has uploads and downloads: runs with Run, else RunAsync back to back
+	lens  []int
+	init  [][]float32
+	ops   []propOp
+	ups   int // upload host slices
+	downs int
 }
 
 func (s *propSpec) String() string {
