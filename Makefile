@@ -81,7 +81,7 @@ fuzz: deps
 # 100,000 random submits on 2 queues, bit-exact against a CPU model, then
 # Close with work in flight. make test runs the same test at 2,000 submits.
 # Then graph/property_test.go with -tags soak: 3,000 random graphs, each
-# compiled 8 ways on 1 to 3 logical queues, bit-exact against a CPU model
+# compiled 9 ways on 1 to 3 logical queues, bit-exact against a CPU model
 # (make test: 60 graphs, 4 ways each).
 soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/

@@ -6,5 +6,5 @@ package graph_test
 // every variant.
 const (
 	propGraphs           = 3000
-	propVariantsPerGraph = 8
+	propVariantsPerGraph = 9
 )

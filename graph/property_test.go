@@ -358,7 +358,8 @@ func (pm *propMgr) alg(k propKind, ts ...*tensor.Tensor) (*algorithm.Algorithm, 
 	return a, nil
 }
 
-// propVariant is one way to compile a graph.
+// propVariant is one way to compile a graph. Its tensors are in Device
+// memory, a quarter of them in Host memory.
 type propVariant struct {
 	name   string
 	mgr    *propMgr
@@ -372,7 +373,9 @@ func propManagers(t *testing.T) []*propMgr {
 		m, _ := testutil.Manager(t, vkflow.WithQueues(compute, transfer))
 		return &propMgr{name: name, m: m, compute: compute, transfer: transfer, algs: map[[2]int]*algorithm.Algorithm{}}
 	}
-	return []*propMgr{open("1 queue", 1, false), open("2 queues", 2, false), open("2 queues + transfer", 2, true)}
+	ms := []*propMgr{open("1 queue", 1, false), open("2 queues", 2, false), open("2 queues + transfer", 2, true)}
+	m, _ := testutil.Manager(t, vkflow.WithQueues(2, false), vkflow.WithStagedDeviceMemory())
+	return append(ms, &propMgr{name: "2 queues, staged", m: m, compute: 2, algs: map[[2]int]*algorithm.Algorithm{}})
 }
 
 func propVariants(ms []*propMgr) []propVariant {
@@ -386,6 +389,7 @@ func propVariants(ms []*propMgr) []propVariant {
 		{name: "Queues(0,1) of 3", mgr: three, queues: []int{0, 1}, pin: true},
 		{name: "3 queues with transfer, pinned", mgr: three, pin: true},
 		{name: "Queues(1,2) of 3", mgr: three, queues: []int{1, 2}},
+		{name: "2 queues, staged device memory, pinned", mgr: ms[3], pin: true},
 	}
 }
 
@@ -405,7 +409,14 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 	}()
 	state := make([][]float32, len(s.lens))
 	for i := range ts {
-		if ts[i], err = tensor.FromSlice(m, s.init[i]); err != nil {
+		mem := tensor.Device
+		if r.IntN(4) == 0 {
+			mem = tensor.Host
+		}
+		if ts[i], err = tensor.New(m, tensor.Float32, []int{s.lens[i]}, tensor.In(mem)); err != nil {
+			return err
+		}
+		if err := tensor.Write(ts[i], s.init[i]); err != nil {
 			return err
 		}
 		state[i] = append([]float32(nil), s.init[i]...)
