@@ -91,6 +91,8 @@ type propSpec struct {
 	ops   []propOp
 	ups   int // upload host slices
 	downs int
+
+	schedule string // of the last check's Exec
 }
 
 func (s *propSpec) String() string {
@@ -486,6 +488,7 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 		return fmt.Errorf("compile: %w", err)
 	}
 	defer e.Close()
+	s.schedule = e.String()
 	fail := func(run int, err error) error {
 		return fmt.Errorf("run %d: %w\nschedule:\n%s", run, err, e.String())
 	}
@@ -576,7 +579,7 @@ func propSeed(t *testing.T, ctx context.Context, ms []*propMgr, seed uint64, var
 		if t.Failed() {
 			// A validation message: it failed the test through the
 			// Manager's hook, say which graph drew it.
-			t.Fatalf("seed %d, variant %q drew a validation message\ngraph:\n%v", seed, v.name, s)
+			t.Fatalf("seed %d, variant %q drew a validation message\ngraph:\n%v\nschedule:\n%s", seed, v.name, s, s.schedule)
 		}
 	}
 }
