@@ -6,5 +6,6 @@ package graph_test
 // -tags soak for the full size (property_soak_test.go).
 const (
 	propGraphs           = 60
+	propMutations        = 20 // graphs of the mutation score
 	propVariantsPerGraph = 4
 )

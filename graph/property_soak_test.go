@@ -6,5 +6,6 @@ package graph_test
 // every variant.
 const (
 	propGraphs           = 3000
+	propMutations        = 1000 // graphs of the mutation score
 	propVariantsPerGraph = 9
 )

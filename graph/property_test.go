@@ -92,7 +92,8 @@ type propSpec struct {
 	ups   int // upload host slices
 	downs int
 
-	schedule string // of the last check's Exec
+	schedule string   // of the last check's Exec
+	edges    [][2]int // of the last check's Exec
 }
 
 func (s *propSpec) String() string {
@@ -488,7 +489,7 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 		return fmt.Errorf("compile: %w", err)
 	}
 	defer e.Close()
-	s.schedule = e.String()
+	s.schedule, s.edges = e.String(), graph.Edges(e)
 	fail := func(run int, err error) error {
 		return fmt.Errorf("run %d: %w\nschedule:\n%s", run, err, e.String())
 	}
