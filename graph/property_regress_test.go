@@ -21,7 +21,7 @@ import (
 // starting at the same byte (see TestBarrierCoversTheWholeRead).
 func TestGraphPropertySeed589(t *testing.T) {
 	ms := propManagers(t)
-	propSeed(t, context.Background(), ms, 589, propVariants(ms)[:1])
+	propSeed(t, context.Background(), 589, propVariants(ms)[:1])
 }
 
 // The reduced seed 589. A dispatch writes y; a copy recorded first reads
