@@ -18,13 +18,16 @@ import (
 	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
 )
 
 // The property test: random graphs over a pool of float32 tensors, each
 // compiled on one and on several logical queues (with pins, queue
-// restrictions and small per-submit caps), run several times, and every
-// tensor and download compared bit for bit with a CPU model that runs the
-// nodes one after another in recording order, which is what a graph means.
+// restrictions, small per-submit caps, After orders, whole copies as
+// Opaque nodes, Host tensors, staged device memory), run several times,
+// and every tensor and download compared bit for bit with a CPU model that
+// runs the nodes one after another in recording order, which is what a
+// graph means.
 //
 // Values stay integers below propBound, so every float32 sum and product
 // is exact, and saxpy's alpha is a power of two, so a fused multiply-add
@@ -370,6 +373,8 @@ type propVariant struct {
 	queues []int // graph.Queues; nil for all
 	pin    bool  // pin a third of the nodes to random allowed queues
 	cut    bool  // small MaxNodesPerSubmit and MaxWorkPerSubmit
+	after  bool  // order a sixth of the nodes After a random earlier node
+	opaque bool  // record whole-tensor copies as Opaque nodes
 }
 
 func propManagers(t *testing.T) []*propMgr {
@@ -386,12 +391,12 @@ func propVariants(ms []*propMgr) []propVariant {
 	one, two, three := ms[0], ms[1], ms[2]
 	return []propVariant{
 		{name: "1 queue", mgr: one},
-		{name: "1 queue, cut", mgr: one, cut: true},
+		{name: "1 queue, cut, opaque copies, After", mgr: one, cut: true, opaque: true, after: true},
 		{name: "2 queues", mgr: two},
-		{name: "2 queues, pinned", mgr: two, pin: true},
+		{name: "2 queues, pinned, opaque copies, After", mgr: two, pin: true, opaque: true, after: true},
 		{name: "2 queues, pinned, cut", mgr: two, pin: true, cut: true},
 		{name: "Queues(0,1) of 3", mgr: three, queues: []int{0, 1}, pin: true},
-		{name: "3 queues with transfer, pinned", mgr: three, pin: true},
+		{name: "3 queues with transfer, pinned, After", mgr: three, pin: true, after: true},
 		{name: "Queues(1,2) of 3", mgr: three, queues: []int{1, 2}},
 		{name: "2 queues, staged device memory, pinned", mgr: ms[3], pin: true},
 	}
@@ -439,6 +444,7 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 			allowed = append(allowed, q)
 		}
 	}
+	var nodes []graph.Node
 	for _, o := range s.ops {
 		var n graph.Node
 		dispatch := false
@@ -459,7 +465,16 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 			}
 			dispatch = true
 		case propCopy:
-			n = g.Copy(ts[o.t[0]], ts[o.t[1]], o.regions...)
+			src, dst := ts[o.t[0]], ts[o.t[1]]
+			if v.opaque && o.regions == nil {
+				sb, db, size := src.Allocation().Buffer, dst.Allocation().Buffer, src.Bytes()
+				n = g.Opaque("copy", []*tensor.Tensor{src}, []*tensor.Tensor{dst}, func(cmd vk.CommandBuffer) {
+					vk.CmdCopyBuffer(cmd, sb, db, []vk.CopyRegion{{Size: size}})
+				})
+				dispatch = true // opaque nodes need a compute queue
+				break
+			}
+			n = g.Copy(src, dst, o.regions...)
 		case propFill:
 			n = g.Fill(ts[o.t[0]], o.v)
 		case propUpload:
@@ -470,6 +485,10 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 			want[o.host] = make([]float32, s.lens[o.t[0]])
 			n = g.Download(ts[o.t[0]], downs[o.host])
 		}
+		if v.after && len(nodes) > 0 && r.IntN(6) == 0 {
+			n.After(nodes[r.IntN(len(nodes))])
+		}
+		nodes = append(nodes, n)
 		if v.pin && r.IntN(3) == 0 {
 			q := allowed[r.IntN(len(allowed))]
 			if dispatch && v.mgr.transfer && q == v.mgr.compute {
