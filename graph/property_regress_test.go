@@ -47,6 +47,7 @@ func TestBarrierCoversTheWholeRead(t *testing.T) {
 	e, err := g.Compile()
 	require.NoError(t, err)
 	t.Log(e.String())
+	assert.NoError(t, graph.CheckSchedule(e))
 	require.NoError(t, e.Run(context.Background()))
 	require.NoError(t, e.Close())
 	assert.Empty(t, v.Messages())

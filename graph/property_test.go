@@ -511,6 +511,9 @@ func (s *propSpec) check(ctx context.Context, v propVariant, r *rand.Rand) (err 
 		return fmt.Errorf("compile: %w", err)
 	}
 	defer e.Close()
+	if err := graph.CheckSchedule(e); err != nil {
+		return fmt.Errorf("schedule: %w\n%s", err, e.String())
+	}
 	s.schedule, s.edges = e.String(), graph.Edges(e)
 	fail := func(run int, err error) error {
 		return fmt.Errorf("run %d: %w\nschedule:\n%s", run, err, e.String())
