@@ -82,8 +82,13 @@ fuzz: deps
 # The full soak (sequence/soak_test.go with -tags soak): 8 goroutines,
 # 100,000 random submits on 2 queues, bit-exact against a CPU model, then
 # Close with work in flight. make test runs the same test at 2,000 submits.
+# Then graph/property_test.go with -tags soak: 3,000 random graphs, each
+# compiled 9 ways on 1 to 3 logical queues, bit-exact against a CPU model,
+# and the mutation score over 1,000 graphs (make test: 60 graphs, 4 ways
+# each, and 20).
 soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
+	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestGraphProperty(MutationScore)?$$' -v ./graph/
 
 bench: deps
 	bench/run.sh

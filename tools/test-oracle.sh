@@ -3,21 +3,22 @@
 #
 #   tools/test-oracle.sh
 #
-# Runs the sequence, timeline and dlpack tests built with the test-only tag
-# vkflow_nobarriers, under which the sequence records none of the barriers it
-# infers. The synchronization validation layer must then report hazards: the
-# check succeeds only if the run FAILS and its output contains SYNC-HAZARD
-# reports, at least one in each package listed in MUST_SEE, and sequence's
-# include hazards between submits (reported at vkQueueSubmit). If the suite
-# passes without barriers, the tests can no longer see a missing barrier
-# (for example, commands the layer does not track) and this check fails.
+# Runs the sequence, timeline, dlpack and graph tests built with the
+# test-only tag vkflow_nobarriers, under which the sequence and the graph
+# record none of the barriers they infer. The synchronization validation
+# layer must then report hazards: the check succeeds only if the run FAILS
+# and its output contains SYNC-HAZARD reports, at least one in each package
+# listed in MUST_SEE, and sequence's include hazards between submits
+# (reported at vkQueueSubmit). If the suite passes without barriers, the
+# tests can no longer see a missing barrier (for example, commands the
+# layer does not track) and this check fails.
 set -uo pipefail
 
 GO=${GO:-go}
-PKGS=(./sequence/ ./timeline/ ./dlpack/)
+PKGS=(./sequence/ ./timeline/ ./dlpack/ ./graph/)
 # Packages whose tests must each show a hazard on their own. timeline's
 # tests order their submits with semaphores, which need no barrier.
-MUST_SEE=(./sequence/ ./dlpack/)
+MUST_SEE=(./sequence/ ./dlpack/ ./graph/)
 
 out=$(mktemp -d /tmp/vkflow-oracle.XXXXXX)
 trap 'rm -rf "$out"' EXIT
