@@ -174,27 +174,11 @@ func run(p scene.Params, reps int, out, dot string) (err error) {
 		return err
 	}
 
-	fmt.Printf("%-10s  %2s  %9s  %7s  %-13s  %7s  %s\n",
-		"mode", "K", "passes/s", "ms/pass", "(range)", "speedup", "max |GPU-CPU|")
-	var bad []string
-	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(p.Passes) }
-	for _, md := range modes {
-		fmt.Printf("%-10s  %2d  %9.1f  %7.2f  %-13s  %6.2fx  %.2g\n", md.name, md.k,
-			float64(p.Passes)/md.best.Seconds(), perPass(md.best),
-			fmt.Sprintf("(%.2f-%.2f)", perPass(md.best), perPass(md.worst)),
-			modes[0].best.Seconds()/md.best.Seconds(), md.diff)
-		if !(md.diff < scene.Tolerance) {
-			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", md.name, md.k, md.diff, scene.Tolerance))
-		}
+	rows := make([]scene.Timing, len(modes))
+	for i, md := range modes {
+		rows[i] = scene.Timing{Name: md.name, K: md.k, Best: md.best, Worst: md.worst, Diff: md.diff}
 	}
-	if len(physical) == 1 {
-		fmt.Print(scene.OneQueueNote("the graph"))
-	}
-	if len(bad) > 0 {
-		return errors.New(fmt.Sprint(bad))
-	}
-	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", scene.Tolerance, out)
-	return nil
+	return scene.Report(rows, p.Passes, len(physical) == 1, "the graph", out)
 }
 
 // renderer renders the scene and returns the image (premultiplied RGBA,

@@ -9,6 +9,7 @@
 package scene
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -16,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"time"
 )
 
 const (
@@ -146,10 +148,47 @@ func WritePNG(path string, img []float32, size int) error {
 	return f.Close()
 }
 
-// OneQueueNote explains why the pipelined modes barely beat serialized
+// Timing is one mode's measurements: best and worst time for all passes,
+// and the largest difference from the CPU reference.
+type Timing struct {
+	Name        string
+	K           int
+	Best, Worst time.Duration
+	Diff        float64
+}
+
+// Report prints the timing table (speedups against the first row) and,
+// when both logical queues share one physical queue, why the pipelined
+// modes barely differ; who names what pipelines ("the graph", say). It
+// returns an error naming every mode outside Tolerance.
+func Report(rows []Timing, passes int, oneQueue bool, who, image string) error {
+	fmt.Printf("%-10s  %2s  %9s  %7s  %-13s  %7s  %s\n",
+		"mode", "K", "passes/s", "ms/pass", "(range)", "speedup", "max |GPU-CPU|")
+	var bad []string
+	perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(passes) }
+	for _, r := range rows {
+		fmt.Printf("%-10s  %2d  %9.1f  %7.2f  %-13s  %6.2fx  %.2g\n", r.Name, r.K,
+			float64(passes)/r.Best.Seconds(), perPass(r.Best),
+			fmt.Sprintf("(%.2f-%.2f)", perPass(r.Best), perPass(r.Worst)),
+			rows[0].Best.Seconds()/r.Best.Seconds(), r.Diff)
+		if !(r.Diff < Tolerance) {
+			bad = append(bad, fmt.Sprintf("%s K=%d: max |GPU-CPU| = %g, want < %g", r.Name, r.K, r.Diff, Tolerance))
+		}
+	}
+	if oneQueue {
+		fmt.Print(oneQueueNote(who))
+	}
+	if len(bad) > 0 {
+		return errors.New(fmt.Sprint(bad))
+	}
+	fmt.Printf("\nok: every mode matches the CPU reference (< %g); image written to %s\n", Tolerance, image)
+	return nil
+}
+
+// oneQueueNote explains why the pipelined modes barely beat serialized
 // execution when both logical queues share one physical queue; who is what
 // does the pipelining ("the graph", say).
-func OneQueueNote(who string) string {
+func oneQueueNote(who string) string {
 	return "\nBoth logical queues run on one physical queue here (lavapipe has one), so\n" +
 		"rasterizing and blending never overlap: " + who + " can only save the time\n" +
 		"serialized execution spends with the host in the loop (a submit, a wait and a\n" +
