@@ -96,7 +96,6 @@ type segment struct {
 	nodes  []int
 	groups []int     // start of each group in nodes
 	bars   []barrier // before each group
-	host   []vk.BufferBarrier
 	waits  []segRef
 	prev   []segRef // segments of the previous run it waits for
 	clock  []int    // per slot: segments known complete when it starts
@@ -181,7 +180,7 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 	}
 	p.segment(nodes, preds, succs, o)
 	p.crossRun()
-	p.barriers(nodes, accs)
+	p.barriers(accs)
 	return p, nil
 }
 
@@ -512,10 +511,10 @@ func (p *plan) addWaits(seg *segment, need []int) {
 // nodes form groups, and puts before each group one barrier holding a
 // buffer barrier for each edge into it from the same segment, on the
 // edge's range only. A write already made visible to a stage and access
-// is not made visible again. Downloads end their segment with a barrier
-// to the host.
-func (p *plan) barriers(nodes []node, accs [][]access) {
-	in := make([][]int, len(nodes)) // edges into each node
+// is not made visible again. (The Exec ends a segment with downloads with
+// a barrier to the host on their staging buffers.)
+func (p *plan) barriers(accs [][]access) {
+	in := make([][]int, len(accs)) // edges into each node
 	for k, e := range p.edges {
 		in[e.to] = append(in[e.to], k)
 	}
@@ -567,11 +566,6 @@ func (p *plan) barriers(nodes []node, accs [][]access) {
 			}
 			if b.src == 0 {
 				b.src = vk.StageTopOfPipe
-			}
-		}
-		for _, i := range seg.nodes {
-			if nodes[i].kind == KindDownload {
-				seg.host = append(seg.host, vk.BufferBarrier{}) // staging buffer, filled in by the Exec
 			}
 		}
 	}
