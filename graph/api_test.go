@@ -422,3 +422,36 @@ func TestCloseRace(t *testing.T) {
 		require.ErrorIs(t, e.Run(context.Background()), vkflow.ErrClosed)
 	}
 }
+
+// Run from several goroutines on a graph with an upload and a download:
+// each Run waits for the staging buffers instead of failing.
+func TestConcurrentRunsWithHostNodes(t *testing.T) {
+	const n = 1024
+	m, x, y, xv := newFixture(t, n)
+	saxpy, err := kernels.Saxpy(m, x, y)
+	require.NoError(t, err)
+	g, _ := graph.New(m)
+	g.Upload(x, xv)
+	g.Fill(y, float32(0))
+	g.Dispatch(saxpy, float32(2))
+	out := make([]float32, n)
+	g.Download(y, out)
+	e, err := g.Compile()
+	require.NoError(t, err)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 5 {
+				if err := e.Run(context.Background()); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+	assert.Equal(t, 2*xv[9], out[9])
+}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -149,26 +150,31 @@ func (r *run) done() bool {
 	return true
 }
 
-// Run replays the graph and waits for it.
+// Run replays the graph and waits for it. A graph with uploads or
+// downloads first waits for the previous run, which owns the staging
+// buffers until it completes (also one started by another goroutine).
 func (e *Exec) Run(ctx context.Context, opts ...RunOption) error {
-	if e.host {
-		// The staging buffers are the previous run's until it completes.
+	for {
 		e.mu.Lock()
-		prev := e.pending
+		prev, exclusive := e.pending, e.host || e.dirty
 		e.mu.Unlock()
-		if prev != nil {
+		if exclusive && prev != nil {
 			if err := (Pending{prev}).Wait(ctx); err != nil && ctx.Err() != nil {
 				return err
 			}
 		}
+		p := e.RunAsync(opts...)
+		if err := p.Err(); errors.Is(err, core.ErrPending) && exclusive {
+			continue // another goroutine's run took the staging first
+		}
+		return p.Wait(ctx)
 	}
-	return e.RunAsync(opts...).Wait(ctx)
 }
 
 // RunAsync replays the graph without re-recording it and returns at once:
 // each segment's command buffer is submitted with the waits and signals
-// the plan computed. Runs of one Exec are ordered after each other on the
-// GPU. A graph with uploads or downloads has one set of staging buffers:
+// the plan computed. A run waits on the GPU for the previous one where
+// they conflict (package doc). A graph with uploads or downloads has one set of staging buffers:
 // RunAsync returns ErrPending while the previous run is still in flight
 // (Run waits for it instead). It never blocks.
 func (e *Exec) RunAsync(opts ...RunOption) Pending {
