@@ -41,14 +41,15 @@
 //     first (list scheduling over the logical queues Compile may use):
 //     a queue is free when its last node ends, and a predecessor on another
 //     queue adds the cost of a wait. Work is estimated in invocations
-//     (a transfer: one per 4 bytes). So a chain stays on one queue,
-//     independent branches of real work spread over the compute queues,
-//     and transfers with no compute neighbours go to a transfer queue.
-//     Dispatches never go to a transfer queue.
+//     (a transfer: one per 4 bytes; every node a launch cost); a node
+//     smaller than a wait follows its latest predecessor. So a chain stays
+//     on one queue, independent branches of real work spread over the
+//     compute queues, and large transfers with no compute neighbours go to
+//     a transfer queue. Dispatches never go to a transfer queue.
 //   - Submits: each queue's nodes are cut into command buffers. A node
 //     that needs a node of another queue starts a new command buffer that
 //     waits, on the GPU, for the producer's; the producer's ends with the
-//     producer. Waits are reduced with vector clocks: a wait is left out
+//     producer unless the consumer needs the next node too. Waits are reduced with vector clocks: a wait is left out
 //     when an earlier wait on the queue covers it, directly or through the
 //     waits of the command buffer waited for. MaxNodesPerSubmit and
 //     MaxWorkPerSubmit cap a command buffer, so a long graph reaches the
@@ -76,9 +77,14 @@
 //
 // Exec.Run and Exec.RunAsync submit every command buffer, with the waits
 // the plan computed, and never re-record. Each queue has a timeline of the
-// Exec's; a run's command buffers signal consecutive values, and the first
-// command buffer of each queue waits for the previous run's last one on
-// every other queue, so runs follow each other. Wait and Signal order a
+// Exec's; a run's command buffers signal consecutive values. Runs follow
+// each other where they conflict: Compile also infers the edges from one
+// run's nodes to the next run's, and a command buffer waits for the
+// previous run's command buffer on another queue that it conflicts with
+// (so with a ring of K buffers one queue runs up to K passes ahead, across
+// runs too). A graph with uploads or downloads has one set of staging
+// buffers, so its runs do not overlap: RunAsync returns ErrPending while
+// the previous run is in flight, Run waits for it. Wait and Signal order a
 // run after a timeline point and signal one when it is complete, so graphs
 // compose with sequences and DLPack consumers. Exec.Rebind replaces a
 // tensor and Exec.SetPush changes a dispatch's push constants: the command
