@@ -3,6 +3,8 @@ package graph
 import (
 	"sort"
 
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/internal/record"
 	"github.com/vkflow/vkflow/vk"
 )
@@ -213,3 +215,72 @@ func sameHistory(a, b ival) bool {
 	}
 	return true
 }
+
+// accessesOf lists what node n reads and writes of the tensors' buffers,
+// merging accesses of one node to the same range.
+func accessesOf(n *node) []access {
+	var as []access
+	add := func(a access) {
+		for k := range as {
+			if as[k].buf == a.buf && as[k].lo == a.lo && as[k].hi == a.hi {
+				as[k].stage |= a.stage
+				as[k].mask |= a.mask
+				return
+			}
+		}
+		as = append(as, a)
+	}
+	switch n.kind {
+	case KindDispatch:
+		// A descriptor binds the tensor's bytes.
+		for k, t := range n.tensors {
+			add(access{buf: t.Allocation().Buffer, hi: max(t.Bytes(), 1), stage: vk.StageComputeShader, mask: record.BindingAccess(n.algo, k)})
+		}
+	case KindCopy:
+		src, dst := n.tensors[0].Allocation().Buffer, n.tensors[1].Allocation().Buffer
+		for _, r := range n.regions {
+			add(access{buf: src, lo: r.SrcOffset, hi: r.SrcOffset + r.Size, stage: vk.StageTransfer, mask: vk.AccessTransferRead})
+			add(access{buf: dst, lo: r.DstOffset, hi: r.DstOffset + r.Size, stage: vk.StageTransfer, mask: vk.AccessTransferWrite})
+		}
+	case KindFill:
+		// A fill may write the tensor's own padding up to a word.
+		t := n.tensors[0]
+		add(access{buf: t.Allocation().Buffer, hi: max(t.Bytes(), n.fill.Size, 1), stage: vk.StageTransfer, mask: vk.AccessTransferWrite})
+	case KindUpload:
+		t := n.tensors[0]
+		add(access{buf: t.Allocation().Buffer, hi: max(t.Bytes(), 1), stage: vk.StageTransfer, mask: vk.AccessTransferWrite})
+	case KindDownload:
+		t := n.tensors[0]
+		add(access{buf: t.Allocation().Buffer, hi: max(t.Bytes(), 1), stage: vk.StageTransfer, mask: vk.AccessTransferRead})
+	case KindOpaque:
+		// Declared accesses cover whole buffers.
+		for k, t := range n.tensors {
+			mask := uint32(vk.AccessMemoryRead)
+			if k >= n.reads {
+				mask = vk.AccessMemoryWrite
+			}
+			add(access{buf: t.Allocation().Buffer, hi: t.Allocation().Size, stage: vk.StageAllCommands, mask: mask})
+		}
+	}
+	return as
+}
+
+// conflicts reports a dispatch that binds overlapping bytes of one buffer
+// to two bindings that both write: two writers of one tensor in one
+// dispatch race with each other.
+func conflicts(n *node) error {
+	if n.kind != KindDispatch {
+		return nil
+	}
+	for i, a := range n.tensors {
+		for j := i + 1; j < len(n.tensors); j++ {
+			b := n.tensors[j]
+			if a.Allocation().Buffer == b.Allocation().Buffer && writes(n.algo, i) && writes(n.algo, j) {
+				return core.Invalid("bindings %d and %d write the same tensor %v: two writers in one dispatch race", i, j, a)
+			}
+		}
+	}
+	return nil
+}
+
+func writes(a *algorithm.Algorithm, i int) bool { return a.Access(i) != algorithm.ReadOnly }
