@@ -69,6 +69,7 @@ type ival struct {
 func infer(accs [][]access) (edges, wrap []edge, uninit map[vk.Buffer][]int) {
 	h := &history{bufs: map[vk.Buffer][]ival{}}
 	uninit = map[vk.Buffer][]int{}
+	edges = make([]edge, 0, 4*len(accs)) // a few per node: fewer copies as it grows
 	for n, as := range accs {
 		for _, a := range as {
 			h.apply(n, a, func(e edge) { edges = append(edges, e) }, func(b vk.Buffer) { uninit[b] = append(uninit[b], n) })
