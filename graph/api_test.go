@@ -455,3 +455,32 @@ func TestConcurrentRunsWithHostNodes(t *testing.T) {
 	}
 	assert.Equal(t, 2*xv[9], out[9])
 }
+
+// A run whose Signal value does not increase is refused before any of its
+// work is submitted: the accumulating dispatch does not run.
+func TestBadSignalSubmitsNothing(t *testing.T) {
+	const n = 1024
+	m, x, y, xv := newFixture(t, n, vkflow.WithQueues(2, false))
+	saxpy, err := kernels.Saxpy(m, x, y)
+	require.NoError(t, err)
+	z, _ := tensor.New(m, tensor.Float32, []int{n})
+	add, err := kernels.Add(m, x, x, z)
+	require.NoError(t, err)
+	g, _ := graph.New(m)
+	g.Dispatch(saxpy, float32(1)).OnQueue(0) // y += x
+	g.Dispatch(add).OnQueue(1)               // z = 2x, on the other queue: a join carries the signal
+	e, err := g.Compile()
+	require.NoError(t, err)
+	done, _ := timeline.New(m, 0)
+	require.NoError(t, done.Signal(5))
+	p := e.RunAsync(graph.Signal(done, 3))
+	require.ErrorIs(t, p.Err(), vkflow.ErrInvalid)
+	require.ErrorIs(t, p.Wait(context.Background()), vkflow.ErrInvalid)
+	require.NoError(t, e.Run(context.Background(), graph.Signal(done, 6)))
+	yv, err := y.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, xv[3], yv[3], "only the good run added x")
+	v, err := done.Value()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(6), v)
+}

@@ -212,6 +212,16 @@ func (e *Exec) RunAsync(opts ...RunOption) Pending {
 			return fail(err)
 		}
 	}
+	if len(ro.signals) > 0 {
+		// Refused before the first segment is submitted, not at the last.
+		ps := make([]core.Point, len(ro.signals))
+		for i, p := range ro.signals {
+			ps[i] = core.Point{TL: p.Timeline.State(), Value: p.Value}
+		}
+		if err := d.CheckSignals(ps); err != nil {
+			return fail(fmt.Errorf("graph: Signal: %w", err))
+		}
+	}
 	if err := e.writeUploads(); err != nil {
 		return fail(err)
 	}

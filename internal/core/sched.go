@@ -214,6 +214,35 @@ func (d *Device) Schedule(s *Submission) error {
 	return nil
 }
 
+// CheckSignals reports, without reserving anything, whether a submit
+// accepted now could signal ps: every timeline of this device, and every
+// value above what its timeline has reserved or signalled (increasing
+// within ps too). Schedule checks again; this lets a caller that submits
+// several batches refuse a bad signal before the first one.
+func (d *Device) CheckSignals(ps []Point) error {
+	sc := &d.sched
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i, p := range ps {
+		if p.TL == nil {
+			return Invalid("nil timeline")
+		}
+		if p.TL.dev != d {
+			return Invalid("timeline belongs to another Manager")
+		}
+		last := p.TL.reserved
+		for _, q := range ps[:i] {
+			if q.TL == p.TL {
+				last = max(last, q.Value)
+			}
+		}
+		if p.Value <= last {
+			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
+		}
+	}
+	return nil
+}
+
 // HostSignal signals t to v from the host and releases the submits that
 // were waiting for it. v must exceed every value reserved or signalled, and
 // no GPU signal of t may be pending (held back or submitted and not yet
