@@ -15,7 +15,6 @@ import (
 	"unsafe"
 
 	"github.com/vkflow/vkflow/graph"
-	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"
 )
 
@@ -132,11 +131,7 @@ func vkflow_exec_rebind(h C.vkflow_exec, old, new C.vkflow_tensor) C.int {
 	if err != nil {
 		return fail(err)
 	}
-	a, err := lookup[*tensor.Tensor](old, "tensor")
-	if err != nil {
-		return fail(err)
-	}
-	b, err := lookup[*tensor.Tensor](new, "tensor")
+	a, b, err := tensorPair(old, new)
 	if err != nil {
 		return fail(err)
 	}

@@ -186,11 +186,7 @@ func vkflow_graph_copy(h C.vkflow_graph, src, dst C.vkflow_tensor, nregions C.in
 	if err != nil {
 		return fail(err)
 	}
-	a, err := lookup[*tensor.Tensor](src, "tensor")
-	if err != nil {
-		return fail(err)
-	}
-	b, err := lookup[*tensor.Tensor](dst, "tensor")
+	a, b, err := tensorPair(src, dst)
 	if err != nil {
 		return fail(err)
 	}

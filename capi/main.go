@@ -425,6 +425,19 @@ func vkflow_sequence_close(h C.vkflow_sequence) C.int {
 	return fail(err)
 }
 
+// tensorPair looks up two tensor handles.
+func tensorPair(a, b C.vkflow_tensor) (*tensor.Tensor, *tensor.Tensor, error) {
+	ta, err := lookup[*tensor.Tensor](a, "tensor")
+	if err != nil {
+		return nil, nil, err
+	}
+	tb, err := lookup[*tensor.Tensor](b, "tensor")
+	if err != nil {
+		return nil, nil, err
+	}
+	return ta, tb, nil
+}
+
 func optTensor(h C.vkflow_tensor) (*tensor.Tensor, error) {
 	if h == 0 {
 		return nil, nil
@@ -482,11 +495,7 @@ func vkflow_sequence_copy(h C.vkflow_sequence, src, dst C.vkflow_tensor) C.int {
 	if err != nil {
 		return fail(err)
 	}
-	a, err := lookup[*tensor.Tensor](src, "tensor")
-	if err != nil {
-		return fail(err)
-	}
-	b, err := lookup[*tensor.Tensor](dst, "tensor")
+	a, b, err := tensorPair(src, dst)
 	if err != nil {
 		return fail(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/minheap"
 	"github.com/vkflow/vkflow/vk"
 )
 
@@ -191,21 +192,22 @@ func (p *plan) topo(nodes []node, preds, succs [][]int) error {
 	for i := range nodes {
 		indeg[i] = len(preds[i])
 	}
-	var ready intHeap
+	var ready []int
 	for i := range n {
 		if indeg[i] == 0 {
-			ready.push(i)
+			ready = minheap.Push(ready, i, less)
 		}
 	}
 	p.order = make([]int, 0, n)
 	p.level = make([]int, n)
-	for ready.len() > 0 {
-		i := ready.pop()
+	for len(ready) > 0 {
+		var i int
+		ready, i = minheap.Pop(ready, less)
 		p.order = append(p.order, i)
 		for _, s := range succs[i] {
 			p.level[s] = max(p.level[s], p.level[i]+1)
 			if indeg[s]--; indeg[s] == 0 {
-				ready.push(s)
+				ready = minheap.Push(ready, s, less)
 			}
 		}
 	}
@@ -214,6 +216,8 @@ func (p *plan) topo(nodes []node, preds, succs [][]int) error {
 	}
 	return nil
 }
+
+func less(a, b int) bool { return a < b }
 
 // cycle names one cycle among the nodes left with predecessors.
 func cycle(nodes []node, preds [][]int, indeg []int) string {
@@ -248,46 +252,4 @@ func cycle(nodes []node, preds [][]int, indeg []int) string {
 	}
 	b.WriteString(nodes[path[0]].label(path[0]))
 	return b.String()
-}
-
-// intHeap is a min-heap of node indexes.
-type intHeap []int
-
-func (h *intHeap) len() int { return len(*h) }
-
-func (h *intHeap) push(v int) {
-	*h = append(*h, v)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p] <= s[i] {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (h *intHeap) pop() int {
-	s := *h
-	v := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s[l] < s[m] {
-			m = l
-		}
-		if r < len(s) && s[r] < s[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[m], s[i] = s[i], s[m]
-		i = m
-	}
-	*h = s
-	return v
 }

@@ -28,7 +28,6 @@ type Exec struct {
 	dev   *core.Device
 	nodes []node
 	plan  *plan
-	opts  options
 
 	queues []*core.Queue        // per slot: the physical queue
 	tls    []*timeline.Timeline // per slot
@@ -98,7 +97,7 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 		return nil, core.Invalid("graph: Compile: the graph has no nodes")
 	}
 
-	e := &Exec{dev: d, nodes: nodes, opts: o, pools: map[uint32]vk.CommandPool{}, sets: map[string]boundSet{},
+	e := &Exec{dev: d, nodes: nodes, pools: map[uint32]vk.CommandPool{}, sets: map[string]boundSet{},
 		stage: map[int]*core.Allocation{}, pats: map[uint32]*core.Allocation{}}
 	if err := e.hold(); err != nil {
 		return nil, err
