@@ -64,7 +64,7 @@ VENV := build/venv
 test-python:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install --no-index --force-reinstall --no-deps --quiet ./python
-	cd python/tests && PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 \
+	cd python/tests && PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
 		../../$(VENV)/bin/python -m unittest discover -s . -t . -v
 
 vet:
