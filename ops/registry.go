@@ -217,5 +217,3 @@ func tooMany(name string, out []*tensor.Tensor, n int) error {
 	}
 	return nil
 }
-
-
