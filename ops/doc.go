@@ -1,0 +1,28 @@
+// Package ops is vkflow's operator library: element-wise arithmetic with
+// NumPy broadcasting, casts, reductions along axes, matmul, softmax and
+// permutes over tensors of every dtype the op makes sense for, and a
+// registry where users add their own kernels by name, as GLSL compiled at
+// run time or as SPIR-V.
+//
+// An op is prepared once over its tensors (Prepare, or the typed
+// functions such as Add and Matmul) and gives an *Op: its pipelines and
+// dispatches. An Op records into a sequence (Record), into a graph as
+// nodes (AddTo), or runs on its own (Run). Call does prepare, run and
+// close in one step, for code that computes now:
+//
+//	outs, err := ops.Call(ctx, mgr, "add", []*tensor.Tensor{a, b}, nil, ops.Attrs{})
+//
+// Outputs are given, or allocated when nil (the caller owns them). Inputs
+// of different dtypes are an error naming the dtypes, never a silent
+// conversion: cast first (Cast). A dtype an op does not take is an error
+// naming it; a dtype the device cannot compute in (float64 without
+// shaderFloat64, say) is ErrUnsupported naming the feature.
+//
+// Kernels are GLSL generated per op, dtype and layout, compiled through
+// package glsl (libshaderc, loaded at run time) and cached by source hash
+// in memory and on disk.
+//
+// Ownership: an Op owns its pipelines, scratch buffers and the sequence
+// Run uses; its inputs and outputs belong to the caller. Close is
+// idempotent.
+package ops

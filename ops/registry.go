@@ -1,0 +1,219 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"sort"
+	"sync"
+
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// Attrs are an op's parameters besides its tensors. Each op reads the
+// fields it documents and ignores the others. The JSON form (ParseAttrs)
+// is what the C API and Python pass.
+type Attrs struct {
+	// Axes: the axes a reduction reduces (nil: all), or softmax's one axis
+	// (nil: the last). Negative axes count from the end.
+	Axes []int `json:"axes,omitempty"`
+	// KeepDims keeps reduced axes as dimensions of size 1.
+	KeepDims bool `json:"keepdims,omitempty"`
+	// Perm is permute's order of input dimensions (nil: reversed).
+	Perm []int `json:"perm,omitempty"`
+	// Dtype is cast's target dtype.
+	Dtype tensor.Dtype `json:"-"`
+	// Min and Max are clip's bounds; nil is unbounded.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	// Push is a registered kernel's push constant block, raw bytes (base64
+	// in JSON).
+	Push []byte `json:"push,omitempty"`
+	// Groups are a registered kernel's workgroups; zero: enough groups of
+	// the kernel's local size x for one invocation per element of the
+	// first output.
+	Groups [3]uint32 `json:"groups,omitempty"`
+}
+
+// ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
+// true, "perm": [1, 0], "dtype": "float16", "min": 0, "max": 6, "push":
+// "<base64>", "groups": [4, 1, 1]}. Empty text is the zero Attrs. Unknown
+// keys are an error.
+func ParseAttrs(text []byte) (Attrs, error) {
+	var a Attrs
+	if len(text) == 0 {
+		return a, nil
+	}
+	var aux struct {
+		Attrs
+		Dtype *string `json:"dtype"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&aux); err != nil {
+		return a, core.Invalid("ops: attributes %q: %v", text, err)
+	}
+	a = aux.Attrs
+	if aux.Dtype != nil {
+		dt, ok := DtypeByName(*aux.Dtype)
+		if !ok {
+			return a, core.Invalid("ops: attributes: unknown dtype %q", *aux.Dtype)
+		}
+		a.Dtype = dt
+	}
+	return a, nil
+}
+
+// DtypeByName returns the dtype whose String is name ("float32", "bool",
+// ...).
+func DtypeByName(name string) (tensor.Dtype, bool) {
+	for _, dt := range tensor.Dtypes() {
+		if dt.String() == name {
+			return dt, true
+		}
+	}
+	return 0, false
+}
+
+// Builder prepares a built-in op: in are its inputs, out its outputs (nil
+// entries, or a short slice: allocated), at its attributes.
+type Builder func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error)
+
+type entry struct {
+	build  Builder
+	kernel *userKernel // nil for built-ins
+}
+
+var registry = struct {
+	sync.RWMutex
+	m map[string]entry
+}{m: map[string]entry{}}
+
+// builtin registers a built-in op; init functions call it.
+func builtin(name string, b Builder) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.m[name] = entry{build: b}
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+
+// Register adds a kernel by name, for Prepare and Call (and the C API and
+// Python, which call them). GLSL source is compiled now (package glsl:
+// libshaderc, cached by source hash), so a compile error comes back here,
+// with the compiler's message and line. A name already taken, built-in or
+// registered, is an error; Unregister frees a registered one.
+func Register(name string, k Kernel) error {
+	if !validName.MatchString(name) {
+		return core.Invalid("ops.Register: name %q: use letters, digits, _ and .", name)
+	}
+	uk, err := k.compile(name)
+	if err != nil {
+		return err
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, ok := registry.m[name]; ok {
+		return core.Invalid("ops.Register: %q is already registered", name)
+	}
+	registry.m[name] = entry{build: uk.build, kernel: uk}
+	return nil
+}
+
+// Unregister removes a kernel added by Register. Ops already prepared
+// keep working. Built-in ops cannot be removed.
+func Unregister(name string) error {
+	registry.Lock()
+	defer registry.Unlock()
+	e, ok := registry.m[name]
+	switch {
+	case !ok:
+		return core.Invalid("ops.Unregister: %q is not registered", name)
+	case e.kernel == nil:
+		return core.Invalid("ops.Unregister: %q is a built-in op", name)
+	}
+	delete(registry.m, name)
+	return nil
+}
+
+// Names returns the names of every op, built-in and registered, sorted.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Prepare builds the op called name over inputs in. out gives outputs:
+// a nil entry (or a slice shorter than the op's outputs) has the op
+// allocate that output, which the caller then owns (Op.Outputs). Prepare
+// checks shapes, dtypes and attributes at once; nothing runs until the
+// Op is recorded or run.
+func Prepare(o Owner, name string, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	registry.RLock()
+	e, ok := registry.m[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, core.Invalid("ops: no op named %q (ops.Names lists them)", name)
+	}
+	return e.build(o, in, out, at)
+}
+
+// Call prepares the op called name, runs it on queue 0, waits, and
+// returns its outputs (given or allocated: the caller owns the allocated
+// ones). The Op itself is closed before Call returns. For repeated work,
+// Prepare once and Run, Record or AddTo many times.
+func Call(ctx context.Context, o Owner, name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
+	op, err := Prepare(o, name, in, out, at)
+	if err != nil {
+		return nil, err
+	}
+	err = op.Run(ctx)
+	outs := op.Outputs()
+	cerr := op.Close()
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// Outputs the op allocated go with it; closing a tensor the GPU
+		// may still use (a timed-out wait) defers the free until it is
+		// done.
+		for _, t := range op.made {
+			_ = t.Close()
+		}
+		return nil, fmt.Errorf("ops.%s: %w", name, err)
+	}
+	return outs, nil
+}
+
+// inputs checks the count of in for op name.
+func inputs(name string, in []*tensor.Tensor, n int) error {
+	if len(in) != n {
+		return core.Invalid("ops.%s: %d inputs, want %d", name, len(in), n)
+	}
+	return nil
+}
+
+// outAt returns out[i], or nil when out is shorter.
+func outAt(out []*tensor.Tensor, i int) *tensor.Tensor {
+	if i < len(out) {
+		return out[i]
+	}
+	return nil
+}
+
+// tooMany fails when out has more entries than the op's n outputs.
+func tooMany(name string, out []*tensor.Tensor, n int) error {
+	if len(out) > n {
+		return core.Invalid("ops.%s: %d outputs given, the op has %d", name, len(out), n)
+	}
+	return nil
+}
