@@ -774,3 +774,4 @@ def _consume(capsule):
 
 from ._graph import Algorithm, Exec, Graph, Node, Run  # noqa: E402
 from ._array import CopyError, asarray, default_device, from_dlpack  # noqa: E402
+from . import ops  # noqa: E402,F401
