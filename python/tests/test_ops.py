@@ -242,17 +242,40 @@ class TestElementwise(OpsTest):
         t = self.on_mgr(x)
         self.assertIs(vo.astype(t, "float32", copy=False), t)
 
-    def test_empty(self):
+    def test_empty_and_0d(self):
+        """Empty arrays (a zero-length dimension) and 0-d arrays through
+        element-wise ops, reductions and matmul, as NumPy gives them."""
         self.need("add")
         try:
             e = vkflow.asarray(np.zeros((0, 3), np.float32), device=self.mgr)
         except ValueError as err:
             self.skipTest("tensor: vkflow tensors cannot have a zero-length dimension yet "
                           "(%s); ops on empty arrays untestable" % err)
-        got = vo.add(e, np.ones((3,), np.float32))
-        self.assertEqual(got.shape, (0, 3))
-        self.need("sum")
-        self.assertClose(vo.sum(e, axis=0), np.zeros(3, np.float32), "float32")
+        ones = np.ones((3,), np.float32)
+        cases = [("add", lambda: vo.add(e, ones), np.zeros((0, 3), np.float32)),
+                 ("exp", lambda: vo.exp(e), np.zeros((0, 3), np.float32)),
+                 ("less", lambda: vo.less(e, ones), np.zeros((0, 3), bool)),
+                 ("sum", lambda: vo.sum(e, axis=0), np.zeros(3, np.float32)),
+                 ("prod", lambda: vo.prod(e, axis=0), np.ones(3, np.float32)),
+                 ("sum", lambda: vo.sum(e, axis=1), np.zeros(0, np.float32)),
+                 ("matmul", lambda: vo.matmul(np.zeros((2, 0), np.float32), e),
+                  np.zeros((2, 3), np.float32)),
+                 ("exp", lambda: vo.exp(self.on_mgr(np.float32(0.5))), np.exp(np.float32(0.5))),
+                 ("sum", lambda: vo.sum(self.on_mgr(np.float32(2.5))), np.float32(2.5)),
+                 ("matmul", lambda: vo.matmul(self.on_mgr(np.ones((3, 1), np.float32)),
+                                              np.ones((1, 3), np.float32)),
+                  np.ones((3, 3), np.float32))]
+        have = set(vo.names())
+        for name, f, want in cases:
+            if name not in have:
+                continue
+            with self.subTest(op=name, shape=np.shape(want)):
+                got = f()
+                self.assertEqual(got.shape, np.shape(want))
+                self.assertClose(got, want, "float32" if want.dtype != bool else "bool")
+        if "max" in have:
+            with self.assertRaises(ValueError):  # NumPy: no identity for maximum
+                vo.max(e, axis=0)
 
 
 class TestReductions(OpsTest):
