@@ -30,6 +30,7 @@ import builtins
 import ctypes
 import json
 import numbers
+import re
 
 from ctypes import c_uint64
 
@@ -37,7 +38,7 @@ from . import _lib
 from . import Manager, Tensor, _check, _dtype_name, asarray, default_device
 
 __all__ = [
-    "names", "register", "unregister", "call",
+    "names", "register", "unregister", "call", "CompileError",
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "pow", "minimum", "maximum",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
     "abs", "neg", "negative", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "clip",
@@ -60,17 +61,33 @@ def names():
     return text.split("\n") if text else []
 
 
+class CompileError(ValueError):
+    """GLSL that did not compile: the compiler's message; ``line`` is the
+    1-based line of the first error (None when the message has none)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        m = re.search(r":(\d+): error:", message)
+        self.line = int(m.group(1)) if m else None
+
+
 def register(name, glsl=None, spirv=None, inputs=1):
     """Registers a compute kernel called ``name``: GLSL source (a str,
-    compiled now: a compile error is a ValueError with the compiler's message
-    and line) or a SPIR-V module (bytes-like). Its storage buffers are set 0,
-    bindings 0..n-1: the first ``inputs`` are inputs, the rest outputs, which
-    :func:`call` must be given (``out=``). A taken name is a ValueError."""
+    compiled now: a compile error is a :class:`CompileError`, a ValueError
+    with the compiler's message and line) or a SPIR-V module (bytes-like).
+    Its storage buffers are set 0, bindings 0..n-1: the first ``inputs`` are
+    inputs, the rest outputs, which :func:`call` must be given (``out=``).
+    A taken name is a ValueError."""
     if (glsl is None) == (spirv is None):
         raise ValueError("register: give glsl or spirv, not both or neither")
     L = _lib.lib()
     if glsl is not None:
-        _check(L.op_register_glsl(str(name).encode(), str(glsl).encode(), int(inputs)))
+        try:
+            _check(L.op_register_glsl(str(name).encode(), str(glsl).encode(), int(inputs)))
+        except ValueError as e:
+            if "glsl:" in str(e) and " error" in str(e):
+                raise CompileError(str(e)) from None
+            raise
     else:
         code = bytes(spirv)
         _check(L.op_register_spirv(str(name).encode(), code, len(code), int(inputs)))
