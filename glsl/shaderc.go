@@ -1,0 +1,109 @@
+package glsl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "shaderc.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// shaderc compiles in process with libshaderc, opened with dlopen.
+type shaderc struct{ version string }
+
+// openShaderc loads libshaderc from the first name that opens. It may
+// succeed at most once per process (the function table is global).
+func openShaderc(primary, fallback string) (*shaderc, error) {
+	p, f := C.CString(primary), C.CString(fallback)
+	defer C.free(unsafe.Pointer(p))
+	defer C.free(unsafe.Pointer(f))
+	if missing := C.vkflowShadercLoad(p, f); missing != nil {
+		if missing == p {
+			detail := ""
+			if e := C.vkflowShadercDlerror(); e != nil {
+				detail = ": " + C.GoString(e)
+			}
+			return nil, fmt.Errorf("cannot load %s%s", primary, detail)
+		}
+		return nil, fmt.Errorf("%s lacks %s", primary, C.GoString(missing))
+	}
+	return &shaderc{version: shadercVersion()}, nil
+}
+
+// shadercVersion names the loaded compiler for the cache key: the SPIR-V
+// version it reports and the library file's path, size and modification
+// time, so that an upgraded libshaderc misses the cache.
+func shadercVersion() string {
+	var ver, rev C.uint
+	C.vkflowShadercSpvVersion(&ver, &rev)
+	v := fmt.Sprintf("libshaderc spv %#x.%d", uint32(ver), uint32(rev))
+	if p := C.vkflowShadercPath(); p != nil {
+		v += " " + fileVersion(C.GoString(p))
+	}
+	return v
+}
+
+func (s *shaderc) String() string  { return "libshaderc" }
+func (s *shaderc) Version() string { return s.version }
+
+// Compile runs libshaderc once, with a compiler object of its own (they are
+// not safe for concurrent use).
+func (s *shaderc) Compile(src string, o *options) ([]byte, error) {
+	comp := C.vkflowShadercCompilerNew()
+	if comp == nil {
+		return nil, fmt.Errorf("glsl: shaderc_compiler_initialize failed")
+	}
+	defer C.vkflowShadercCompilerFree(comp)
+	debug := C.int(0)
+	if o.debug {
+		debug = 1
+	}
+	opts := C.vkflowShadercOptionsNew(debug)
+	if opts == nil {
+		return nil, fmt.Errorf("glsl: shaderc_compile_options_initialize failed")
+	}
+	defer C.vkflowShadercOptionsFree(opts)
+	for _, d := range o.defines {
+		C.vkflowShadercDefine(opts, cstr(d.name), C.size_t(len(d.name)), cstr(d.value), C.size_t(len(d.value)))
+	}
+	name := C.CString(o.name)
+	defer C.free(unsafe.Pointer(name))
+	res := C.vkflowShadercCompile(comp, cstr(src), C.size_t(len(src)), name, opts)
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(o)
+	if res == nil {
+		return nil, fmt.Errorf("glsl: shaderc_compile_into_spv returned no result (out of memory)")
+	}
+	defer C.vkflowShadercResultFree(res)
+	out := C.vkflowShadercResult(res)
+	log := ""
+	if out.message != nil {
+		log = C.GoString(out.message)
+	}
+	switch out.status {
+	case C.VKFLOW_SHADERC_STATUS_SUCCESS:
+	case C.VKFLOW_SHADERC_STATUS_COMPILATION_ERROR, C.VKFLOW_SHADERC_STATUS_INVALID_STAGE:
+		return nil, parseLog(o.name, log)
+	default:
+		return nil, fmt.Errorf("glsl: %s: shaderc failed with status %d: %s", o.name, int(out.status), strings.TrimSpace(log))
+	}
+	if out.length == 0 || out.bytes == nil {
+		return nil, fmt.Errorf("glsl: %s: shaderc returned an empty module", o.name)
+	}
+	return C.GoBytes(unsafe.Pointer(out.bytes), C.int(out.length)), nil
+}
+
+// cstr points C at a Go string's bytes for the length of one call; libshaderc
+// copies what it keeps.
+func cstr(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s)))
+}
