@@ -15,6 +15,7 @@ type glslc struct {
 	path    string
 	version string
 	slots   chan struct{}
+	env     []string // the process environment; nil: this one's
 }
 
 // findGlslc looks the program up on PATH and asks its version.
@@ -59,6 +60,7 @@ func (g *glslc) Compile(src string, o *options) ([]byte, error) {
 	g.slots <- struct{}{}
 	defer func() { <-g.slots }()
 	cmd := exec.Command(g.path, g.args(o)...)
+	cmd.Env = g.env
 	cmd.Stdin = strings.NewReader(src)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
