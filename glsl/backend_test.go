@@ -10,8 +10,13 @@ import (
 )
 
 // backends returns every compiler this machine has. Debian 12's libshaderc
-// loads only with glslang preloaded (LD_PRELOAD of a library built from
-// glslang-dev's archives), so there the libshaderc case is skipped.
+// loads only with glslang preloaded, so there the libshaderc case is
+// skipped unless the test runs with, for example:
+//
+//	L=/usr/lib/x86_64-linux-gnu
+//	g++ -shared -o /tmp/libglslang-all.so -Wl,--whole-archive $L/libglslang.a $L/libSPIRV.a \
+//		$L/libSPIRV-Tools-opt.a $L/libSPIRV-Tools.a -Wl,--no-whole-archive
+//	LD_PRELOAD=/tmp/libglslang-all.so VKFLOW_GLSL_ALL_BACKENDS=1 go test ./glsl
 func backends(t testing.TB) map[string]backend {
 	t.Helper()
 	out := map[string]backend{}
