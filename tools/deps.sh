@@ -6,7 +6,7 @@ set -euo pipefail
 # The DLPack consumers the tests run: Debian's NumPy and PyTorch for
 # /usr/bin/python3 (python3-venv and python3-pip for `pip install ./python`
 # into a venv), and the DLPack 0.6 C header.
-packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc
+packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc libshaderc-dev gcc
 	python3 python3-venv python3-pip python3-numpy python3-torch libdlpack-dev)
 missing=()
 for p in "${packages[@]}"; do
