@@ -8,14 +8,20 @@ Without the variable (tests run in-tree) the checks are skipped.
 
 import base64
 import hashlib
+import importlib.util
 import os
+import subprocess
 import sys
 import sysconfig
+import tarfile
+import tempfile
 import unittest
+import zipfile
 
 import vkflow
 
 INSTALLED = os.environ.get("VKFLOW_TEST_INSTALLED") == "1"
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def inside(path, folder):
@@ -59,6 +65,36 @@ class TestInstalled(unittest.TestCase):
             want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
             self.assertEqual(digest, "sha256=" + want.decode())
             self.assertEqual(int(size), len(data))
+
+
+@unittest.skipUnless(INSTALLED, "VKFLOW_TEST_INSTALLED is not 1 (no venv with pip)")
+class TestSdist(unittest.TestCase):
+    """The backend's sdist carries the Go module and builds a wheel on its
+    own, with pip and no index."""
+
+    def test_sdist_builds(self):
+        spec = importlib.util.spec_from_file_location(
+            "vkflow_build", os.path.join(PYTHON_DIR, "_build", "vkflow_build.py"))
+        backend = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(backend)
+        with tempfile.TemporaryDirectory() as tmp:
+            name = backend.build_sdist(tmp)
+            with tarfile.open(os.path.join(tmp, name)) as tf:
+                members = set(tf.getnames())
+            base = name[:-len(".tar.gz")]
+            for want in ("PKG-INFO", "pyproject.toml", "_build/vkflow_build.py",
+                         "vkflow/__init__.py", "vkflow/ops.py", "go/go.mod", "go/capi/main.go",
+                         "go/capi/vkflow.h", "go/ops/registry.go"):
+                self.assertIn(base + "/" + want, members)
+            self.assertFalse(any(m.endswith("_test.go") for m in members))
+            out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-index", "--no-deps",
+                                  "--no-cache-dir", "-q", "-w", tmp, os.path.join(tmp, name)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+            self.assertEqual(out.returncode, 0, out.stdout.decode(errors="replace"))
+            wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
+            self.assertEqual(len(wheels), 1, wheels)
+            with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as zf:
+                self.assertIn("vkflow/libvkflow.so", zf.namelist())
 
 
 if __name__ == "__main__":
