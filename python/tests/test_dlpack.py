@@ -13,7 +13,6 @@ it runs, leak reports at device destruction included.
 import ctypes
 import gc
 import sys
-import threading
 import time
 import unittest
 
