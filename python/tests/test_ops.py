@@ -441,6 +441,11 @@ class TestRegistry(OpsTest):
             got = vo.call("pytest.scale_add", self.on_mgr(a), b, out=out, push=2.5)
             self.assertIs(got, out)
             self.assertClose(out, np.float32(2.5) * a + b, "float32")
+            # Explicit workgroups (16 x 64 invocations cover 1000) and the
+            # push constant as NumPy bytes.
+            vo.call("pytest.scale_add", self.on_mgr(a), b, out=out, push=np.float32(-1.0),
+                    groups=(16,))
+            self.assertClose(out, b - a, "float32")
             with self.assertRaises(ValueError):                  # outputs must be given
                 vo.call("pytest.scale_add", self.on_mgr(a), b)
         finally:
