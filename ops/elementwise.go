@@ -1,0 +1,274 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// Binary element-wise ops, comparisons and Where. They broadcast their
+// inputs as NumPy does: shapes align at the right, and each dimension is
+// equal or 1 (a 1 stretches); a 0-d tensor is a scalar. The output has the
+// broadcast shape; out nil allocates it (the caller owns it, see
+// Op.Outputs), a given out must have that shape and the op's output dtype,
+// and may be one of the inputs when that input has the output's shape (in
+// place).
+//
+// Dtypes: both inputs must have the same dtype; a mismatch is ErrInvalid
+// naming both (Cast one of them first: there is never a silent
+// conversion). float16 computes in float32 and rounds once on store; 8-
+// and 16-bit integers compute in 32 bits and wrap on store, and every
+// integer op wraps as NumPy's do.
+
+func init() {
+	for name, f := range map[string]func(Owner, *tensor.Tensor, *tensor.Tensor, *tensor.Tensor) (*Op, error){
+		"add": Add, "sub": Sub, "mul": Mul, "div": Div, "pow": Pow, "minimum": Minimum, "maximum": Maximum,
+		"equal": Equal, "not_equal": NotEqual, "less": Less, "less_equal": LessEqual,
+		"greater": Greater, "greater_equal": GreaterEqual,
+	} {
+		builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+			if err := inputs(name, in, 2); err != nil {
+				return nil, err
+			}
+			if err := tooMany(name, out, 1); err != nil {
+				return nil, err
+			}
+			return f(o, in[0], in[1], outAt(out, 0))
+		})
+	}
+	builtin("where", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs("where", in, 3); err != nil {
+			return nil, err
+		}
+		if err := tooMany("where", out, 1); err != nil {
+			return nil, err
+		}
+		return Where(o, in[0], in[1], in[2], outAt(out, 0))
+	})
+}
+
+// dtype classes an op takes.
+type dtypeClass int
+
+const (
+	numeric  dtypeClass = iota // floats and integers, not bool
+	floats                     // float16, float32, float64
+	anyDtype                   // every dtype, bool included
+)
+
+func (c dtypeClass) String() string {
+	switch c {
+	case numeric:
+		return "float16, float32, float64 and the integer dtypes"
+	case floats:
+		return "float16, float32 and float64; Cast an integer tensor to a float dtype first"
+	}
+	return "every dtype"
+}
+
+func (c dtypeClass) has(dt tensor.Dtype) bool {
+	switch c {
+	case numeric:
+		return dt != tensor.Bool
+	case floats:
+		return isFloat(dt)
+	}
+	return true
+}
+
+// binary builds the element-wise op name over a and b, both of a dtype in
+// class; expr gives the GLSL expression over a0 and a1 for the dtype,
+// which it may refuse with an error. outDt is the output's dtype (0: the
+// inputs').
+func binary(o Owner, name string, a, b, out *tensor.Tensor, class dtypeClass, outDt tensor.Dtype,
+	expr func(op *Op, dt tensor.Dtype) (string, string, error)) (*Op, error) {
+	op, err := newOp(o, name, a, b)
+	if err != nil {
+		return nil, err
+	}
+	dt := a.Dtype()
+	if b.Dtype() != dt {
+		return op.fail(op.errorf("inputs are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", a.Dtype(), b.Dtype()))
+	}
+	if !class.has(dt) {
+		return op.fail(op.unsupported(dt, class.String()))
+	}
+	shape, err := broadcastShapes(name, a.Shape(), b.Shape())
+	if err != nil {
+		return op.fail(err)
+	}
+	e, helpers, err := expr(op, dt)
+	if err != nil {
+		return op.fail(err)
+	}
+	if outDt == 0 {
+		outDt = dt
+	}
+	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, shape: shape, expr: e, helpers: helpers}, out)
+}
+
+// fixed returns an expr function giving e for every dtype.
+func fixed(e string) func(*Op, tensor.Dtype) (string, string, error) {
+	return func(*Op, tensor.Dtype) (string, string, error) { return e, "", nil }
+}
+
+// Add computes a + b element-wise with broadcasting. Dtypes: every
+// numeric dtype (integers wrap).
+func Add(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "add", a, b, out, numeric, 0, fixed("a0 + a1"))
+}
+
+// Sub computes a - b element-wise with broadcasting. Dtypes: every
+// numeric dtype (integers wrap).
+func Sub(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "sub", a, b, out, numeric, 0, fixed("a0 - a1"))
+}
+
+// Mul computes a * b element-wise with broadcasting. Dtypes: every
+// numeric dtype (integers wrap).
+func Mul(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "mul", a, b, out, numeric, 0, fixed("a0 * a1"))
+}
+
+// Div computes a / b element-wise with broadcasting (true division, IEEE:
+// x/0 is ±Inf or NaN). Dtypes: floats only; Cast integers to a float
+// dtype first.
+func Div(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "div", a, b, out, floats, 0, fixed("a0 / a1"))
+}
+
+// Minimum computes the element-wise minimum with broadcasting; a NaN in
+// either input gives NaN, as NumPy's minimum. Dtypes: every numeric dtype.
+func Minimum(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "minimum", a, b, out, numeric, 0, minMax("min"))
+}
+
+// Maximum computes the element-wise maximum with broadcasting; a NaN in
+// either input gives NaN, as NumPy's maximum. Dtypes: every numeric dtype.
+func Maximum(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "maximum", a, b, out, numeric, 0, minMax("max"))
+}
+
+func minMax(f string) func(*Op, tensor.Dtype) (string, string, error) {
+	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
+		if isFloat(dt) {
+			// GLSL's min and max may return either operand for a NaN.
+			return fmt.Sprintf("(isnan(a0) || isnan(a1)) ? (a0 + a1) : %s(a0, a1)", f), "", nil
+		}
+		return fmt.Sprintf("%s(a0, a1)", f), "", nil
+	}
+}
+
+// Pow computes a ** b element-wise with broadcasting. Dtypes: float16,
+// float32 and the integer dtypes (float64 is ErrInvalid: GLSL has no
+// double-precision exp and log).
+//
+// Floats follow C's pow: pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN;
+// a negative base with an integral exponent gives the signed result, with
+// a non-integral one NaN; pow(±0, y<0) = +Inf; pow(±0, y>0) = +0. Other
+// results are exp(y*log|x|) computed in double precision (within 1 ULP of
+// float32), or, on a device without shaderFloat64, the driver's
+// exp2(y*log2|x|) in float32, whose error grows with |y*log2|x||.
+//
+// Integers multiply by repeated squaring (at most 64 steps) and wrap as
+// NumPy does. NumPy refuses a negative integer exponent; here it gives
+// what the real result truncates to: 1 for a base of 1, ±1 for a base of
+// -1 (by the exponent's parity), and 0 for every other base (0 included).
+func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return binary(o, "pow", a, b, out, numeric, 0, func(op *Op, dt tensor.Dtype) (string, string, error) {
+		if dt == tensor.Float64 {
+			return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (GLSL has no double-precision pow)")
+		}
+		ct := computeType(dt)
+		if isFloat(dt) {
+			if op.dev.Features.ShaderFloat64 {
+				return "powC(a0, a1)", powF32, nil
+			}
+			return "powC(a0, a1)", powF32Lite, nil
+		}
+		neg := ""
+		if isSigned(dt) {
+			neg = fmt.Sprintf(`	if (e < %[1]s(0)) {
+		if (b == %[1]s(1)) return %[1]s(1);
+		if (b == %[1]s(-1)) return (e & %[1]s(1)) != %[1]s(0) ? %[1]s(-1) : %[1]s(1);
+		return %[1]s(0);
+	}
+`, ct)
+		}
+		return "ipow(a0, a1)", fmt.Sprintf(`%[1]s ipow(%[1]s b, %[1]s e) {
+%[2]s	%[1]s r = %[1]s(1);
+	for (int k = 0; k < 64 && e != %[1]s(0); k++) {
+		if ((e & %[1]s(1)) != %[1]s(0)) r *= b;
+		b *= b;
+		e >>= 1;
+	}
+	return r;
+}
+`, ct, neg), nil
+	})
+}
+
+// Comparisons give a bool tensor (1 where true). Every dtype, bool
+// included; a comparison with NaN is false, except NotEqual, which is
+// true.
+
+// Equal computes a == b element-wise with broadcasting, as bool.
+func Equal(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "equal", a, b, out, "a0 == a1", false)
+}
+
+// NotEqual computes a != b element-wise with broadcasting, as bool; true
+// where either is NaN.
+func NotEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "not_equal", a, b, out, "a0 == a1", true)
+}
+
+// Less computes a < b element-wise with broadcasting, as bool.
+func Less(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "less", a, b, out, "a0 < a1", false)
+}
+
+// LessEqual computes a <= b element-wise with broadcasting, as bool.
+func LessEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "less_equal", a, b, out, "a0 <= a1", false)
+}
+
+// Greater computes a > b element-wise with broadcasting, as bool.
+func Greater(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "greater", a, b, out, "a0 > a1", false)
+}
+
+// GreaterEqual computes a >= b element-wise with broadcasting, as bool.
+func GreaterEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	return compare(o, "greater_equal", a, b, out, "a0 >= a1", false)
+}
+
+// compare builds a comparison; not negates cond (NotEqual is !(a == b),
+// which is true for NaN, where an ordered != would be false).
+func compare(o Owner, name string, a, b, out *tensor.Tensor, cond string, not bool) (*Op, error) {
+	if not {
+		cond = "!(" + cond + ")"
+	}
+	return binary(o, name, a, b, out, anyDtype, tensor.Bool, fixed("("+cond+") ? 1u : 0u"))
+}
+
+// Where computes cond ? a : b element-wise, with cond, a and b broadcast
+// together. cond must be bool; a and b have the same dtype, any dtype,
+// which is the output's.
+func Where(o Owner, cond, a, b, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "where", cond, a, b)
+	if err != nil {
+		return nil, err
+	}
+	if cond.Dtype() != tensor.Bool {
+		return op.fail(op.errorf("cond is %v, want bool (compute it with a comparison, or Cast it to bool)", cond.Dtype()))
+	}
+	if a.Dtype() != b.Dtype() {
+		return op.fail(op.errorf("a and b are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", a.Dtype(), b.Dtype()))
+	}
+	shape, err := broadcastShapes("where", cond.Shape(), a.Shape(), b.Shape())
+	if err != nil {
+		return op.fail(err)
+	}
+	return op.elementwise(ewKernel{ins: []*tensor.Tensor{cond, a, b}, outDt: a.Dtype(), shape: shape, expr: "a0 != 0u ? a1 : a2"}, out)
+}
