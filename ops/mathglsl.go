@@ -188,18 +188,19 @@ double sigmoidD(double x) {
 const powF32Body = `	if (y == 0.0 || x == 1.0) return 1.0;
 	if (isnan(x) || isnan(y)) return x + y;
 	float ax = abs(x);
-	bool yint = floor(y) == y;
 	if (isinf(y)) {
 		if (ax == 1.0) return 1.0;
 		return ((ax > 1.0) == (y > 0.0)) ? 1.0 / 0.0 : 0.0;
 	}
-	if (x < 0.0 && !yint) return 0.0 / 0.0;
+	bool neg = (floatBitsToUint(x) >> 31) != 0u;
+	bool yint = floor(y) == y;
 	float r;
 	if (ax == 0.0) r = y < 0.0 ? 1.0 / 0.0 : 0.0;
 	else if (isinf(ax)) r = y < 0.0 ? 0.0 : 1.0 / 0.0;
+	else if (neg && !yint) return 0.0 / 0.0;
 	else r = POW_CORE;
 	bool odd = yint && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
-	return (x < 0.0 && odd) ? -r : r;
+	return (neg && odd) ? -r : r;
 }
 `
 
