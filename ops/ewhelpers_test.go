@@ -260,7 +260,7 @@ func ulps(dt tensor.Dtype, a, b float64) float64 {
 	if a == b {
 		return 0
 	}
-	ord := func(v float64) float64 {
+	ord := func(v float64) int64 {
 		var bits int64
 		switch dt {
 		case tensor.Float16:
@@ -280,9 +280,13 @@ func ulps(dt tensor.Dtype, a, b float64) float64 {
 				bits = -bits
 			}
 		}
-		return float64(bits)
+		return bits
 	}
-	return math.Abs(ord(a) - ord(b))
+	x, y := ord(a), ord(b)
+	if (x < 0) != (y < 0) { // opposite signs: far apart anyway
+		return math.Abs(float64(x) - float64(y))
+	}
+	return math.Abs(float64(x - y))
 }
 
 // same checks got against want: integers bit-exact, floats within tol

@@ -86,16 +86,15 @@ func Neg(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "neg", x, out, numeric, fixed("-a0"))
 }
 
-// Exp computes e**x element-wise (float32 within 2 ULPs, float64 within
-// 2; see mathglsl.go). Dtypes: floats; integers are ErrInvalid (Cast
-// first).
+// Exp computes e**x element-wise (within 2 ULPs; see mathglsl.go).
+// Dtypes: floats; integers are ErrInvalid (Cast first).
 func Exp(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "exp", x, out, floats, transcendental("exp"))
 }
 
 // Log computes the natural logarithm element-wise (log 0 = -Inf, log of a
-// negative number is NaN). Dtypes: floats; integers are ErrInvalid (Cast
-// first).
+// negative number is NaN; within 2 ULPs). Dtypes: floats; integers are
+// ErrInvalid (Cast first).
 func Log(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "log", x, out, floats, transcendental("log"))
 }
@@ -114,8 +113,8 @@ func Tanh(o Owner, x, out *tensor.Tensor) (*Op, error) {
 }
 
 // Sigmoid computes 1/(1+e**-x) element-wise (e**x/(1+e**x) for x < 0,
-// so that tiny results keep their precision). Dtypes: floats; integers are
-// ErrInvalid (Cast first).
+// so that tiny results keep their precision; within 2 ULPs). Dtypes:
+// floats; integers are ErrInvalid (Cast first).
 func Sigmoid(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "sigmoid", x, out, floats, transcendental("sigmoid"))
 }
