@@ -60,19 +60,31 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	if err := op.requireDtypes(dts...); err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, k.outDt, k.shape)
-	if err != nil {
-		return op.fail(err)
-	}
 	n := numel(k.shape)
-	if n == 0 {
-		return op, nil
-	}
 	flat := true
 	for _, t := range k.ins {
 		if t.Len() != n && t.Len() != 1 {
 			flat = false
 		}
+	}
+	var shape []int
+	var st [][]int
+	if !flat {
+		strides := make([][]int, len(k.ins))
+		for j, t := range k.ins {
+			strides[j] = stridesFor(t.Shape(), k.shape)
+		}
+		shape, st = merge(k.shape, strides...)
+		if len(shape) > maxRank {
+			return op.fail(op.errorf("shapes %v need %d dimensions after merging, more than the %d supported", inShapes(k.ins), len(shape), maxRank))
+		}
+	}
+	y, err := op.output(out, k.outDt, k.shape)
+	if err != nil {
+		return op.fail(err)
+	}
+	if n == 0 {
+		return op, nil
 	}
 	ts := append(slices.Clone(k.ins), y)
 	push := append(slices.Clone(k.push), uint32(n))
@@ -92,14 +104,6 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 		}
 		return op.done(op.dispatchSpec(k.flatSource(n, vec4), ts, groups, nil, push...))
 	}
-	strides := make([][]int, len(k.ins))
-	for j, t := range k.ins {
-		strides[j] = stridesFor(t.Shape(), k.shape)
-	}
-	shape, st := merge(k.shape, strides...)
-	if len(shape) > maxRank {
-		return op.fail(op.errorf("shape %v needs %d dimensions after merging, more than the %d supported", k.shape, len(shape), maxRank))
-	}
 	var spec []algorithm.Option
 	for d := 1; d < len(shape); d++ {
 		spec = append(spec, algorithm.Spec(uint32(d), uint32(shape[d])))
@@ -114,6 +118,15 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 		return op.fail(err)
 	}
 	return op.done(op.dispatchSpec(k.stridedSource(len(shape)), ts, groups, spec, push...))
+}
+
+// inShapes lists the shapes of ts, for messages.
+func inShapes(ts []*tensor.Tensor) [][]int {
+	s := make([][]int, len(ts))
+	for i, t := range ts {
+		s[i] = t.Shape()
+	}
+	return s
 }
 
 // dispatchSpec is dispatch with specialization constants.
