@@ -47,6 +47,45 @@ func init() {
 	})
 }
 
+// exprFunc gives an op's GLSL expression for dtype dt, over a0, a1, ...
+// (of dt's compute type), and the helper functions it calls; or an error
+// for a dtype the op refuses.
+type exprFunc func(op *Op, dt tensor.Dtype) (expr, helpers string, err error)
+
+// ewDef defines an element-wise op: its inputs, the dtypes it takes,
+// whether its output is bool (else the inputs' dtype), and its GLSL
+// expression. The typed functions and Fuse both build from it.
+type ewDef struct {
+	arity int
+	class dtypeClass
+	bool  bool
+	expr  exprFunc
+}
+
+var ewDefs = map[string]ewDef{
+	"add":           {2, numeric, false, fixed("a0 + a1")},
+	"sub":           {2, numeric, false, fixed("a0 - a1")},
+	"mul":           {2, numeric, false, fixed("a0 * a1")},
+	"div":           {2, floats, false, fixed("a0 / a1")},
+	"pow":           {2, numeric, false, powExpr},
+	"minimum":       {2, numeric, false, minMax("min")},
+	"maximum":       {2, numeric, false, minMax("max")},
+	"equal":         {2, anyDtype, true, compareExpr("a0 == a1", false)},
+	"not_equal":     {2, anyDtype, true, compareExpr("a0 == a1", true)},
+	"less":          {2, anyDtype, true, compareExpr("a0 < a1", false)},
+	"less_equal":    {2, anyDtype, true, compareExpr("a0 <= a1", false)},
+	"greater":       {2, anyDtype, true, compareExpr("a0 > a1", false)},
+	"greater_equal": {2, anyDtype, true, compareExpr("a0 >= a1", false)},
+	"abs":           {1, numeric, false, absExpr},
+	"neg":           {1, numeric, false, fixed("-a0")},
+	"exp":           {1, floats, false, transcendental("exp")},
+	"log":           {1, floats, false, transcendental("log")},
+	"sqrt":          {1, floats, false, fixed("sqrt(a0)")},
+	"tanh":          {1, floats, false, transcendental("tanh")},
+	"sigmoid":       {1, floats, false, transcendental("sigmoid")},
+	"relu":          {1, numeric, false, reluExpr},
+}
+
 // dtype classes an op takes.
 type dtypeClass int
 
@@ -76,12 +115,9 @@ func (c dtypeClass) has(dt tensor.Dtype) bool {
 	return true
 }
 
-// binary builds the element-wise op name over a and b, both of a dtype in
-// class; expr gives the GLSL expression over a0 and a1 for the dtype,
-// which it may refuse with an error. outDt is the output's dtype (0: the
-// inputs').
-func binary(o Owner, name string, a, b, out *tensor.Tensor, class dtypeClass, outDt tensor.Dtype,
-	expr func(op *Op, dt tensor.Dtype) (string, string, error)) (*Op, error) {
+// binary builds the binary element-wise op name (ewDefs) over a and b.
+func binary(o Owner, name string, a, b, out *tensor.Tensor) (*Op, error) {
+	def := ewDefs[name]
 	op, err := newOp(o, name, a, b)
 	if err != nil {
 		return nil, err
@@ -90,66 +126,67 @@ func binary(o Owner, name string, a, b, out *tensor.Tensor, class dtypeClass, ou
 	if b.Dtype() != dt {
 		return op.fail(op.errorf("inputs are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", a.Dtype(), b.Dtype()))
 	}
-	if !class.has(dt) {
-		return op.fail(op.unsupported(dt, class.String()))
+	if !def.class.has(dt) {
+		return op.fail(op.unsupported(dt, def.class.String()))
 	}
 	shape, err := broadcastShapes(name, a.Shape(), b.Shape())
 	if err != nil {
 		return op.fail(err)
 	}
-	e, helpers, err := expr(op, dt)
+	e, helpers, err := def.expr(op, dt)
 	if err != nil {
 		return op.fail(err)
 	}
-	if outDt == 0 {
-		outDt = dt
+	outDt := dt
+	if def.bool {
+		outDt = tensor.Bool
 	}
 	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, shape: shape, expr: e, helpers: helpers}, out)
 }
 
 // fixed returns an expr function giving e for every dtype.
-func fixed(e string) func(*Op, tensor.Dtype) (string, string, error) {
+func fixed(e string) exprFunc {
 	return func(*Op, tensor.Dtype) (string, string, error) { return e, "", nil }
 }
 
 // Add computes a + b element-wise with broadcasting. Dtypes: every
 // numeric dtype (integers wrap).
 func Add(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "add", a, b, out, numeric, 0, fixed("a0 + a1"))
+	return binary(o, "add", a, b, out)
 }
 
 // Sub computes a - b element-wise with broadcasting. Dtypes: every
 // numeric dtype (integers wrap).
 func Sub(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "sub", a, b, out, numeric, 0, fixed("a0 - a1"))
+	return binary(o, "sub", a, b, out)
 }
 
 // Mul computes a * b element-wise with broadcasting. Dtypes: every
 // numeric dtype (integers wrap).
 func Mul(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "mul", a, b, out, numeric, 0, fixed("a0 * a1"))
+	return binary(o, "mul", a, b, out)
 }
 
 // Div computes a / b element-wise with broadcasting (true division, IEEE:
 // x/0 is ±Inf or NaN). Dtypes: floats only; Cast integers to a float
 // dtype first.
 func Div(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "div", a, b, out, floats, 0, fixed("a0 / a1"))
+	return binary(o, "div", a, b, out)
 }
 
 // Minimum computes the element-wise minimum with broadcasting; a NaN in
 // either input gives NaN, as NumPy's minimum. Dtypes: every numeric dtype.
 func Minimum(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "minimum", a, b, out, numeric, 0, minMax("min"))
+	return binary(o, "minimum", a, b, out)
 }
 
 // Maximum computes the element-wise maximum with broadcasting; a NaN in
 // either input gives NaN, as NumPy's maximum. Dtypes: every numeric dtype.
 func Maximum(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "maximum", a, b, out, numeric, 0, minMax("max"))
+	return binary(o, "maximum", a, b, out)
 }
 
-func minMax(f string) func(*Op, tensor.Dtype) (string, string, error) {
+func minMax(f string) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
 		if isFloat(dt) {
 			// GLSL's min and max may return either operand for a NaN.
@@ -175,37 +212,40 @@ func minMax(f string) func(*Op, tensor.Dtype) (string, string, error) {
 // what the real result truncates to: 1 for a base of 1, ±1 for a base of
 // -1 (by the exponent's parity), and 0 for every other base (0 included).
 func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return binary(o, "pow", a, b, out, numeric, 0, func(op *Op, dt tensor.Dtype) (string, string, error) {
-		if dt == tensor.Float64 {
-			return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (GLSL has no double-precision pow)")
+	return binary(o, "pow", a, b, out)
+}
+
+// powExpr is Pow's expression for dt.
+func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
+	if dt == tensor.Float64 {
+		return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (GLSL has no double-precision pow)")
+	}
+	ct := computeType(dt)
+	if isFloat(dt) {
+		if op.dev.Features.ShaderFloat64 {
+			return "powC(a0, a1)", powF32, nil
 		}
-		ct := computeType(dt)
-		if isFloat(dt) {
-			if op.dev.Features.ShaderFloat64 {
-				return "powC(a0, a1)", powF32, nil
-			}
-			return "powC(a0, a1)", powF32Lite, nil
-		}
-		neg := ""
-		if isSigned(dt) {
-			neg = fmt.Sprintf(`	if (e < %[1]s(0)) {
-		if (b == %[1]s(1)) return %[1]s(1);
-		if (b == %[1]s(-1)) return (e & %[1]s(1)) != %[1]s(0) ? %[1]s(-1) : %[1]s(1);
-		return %[1]s(0);
+		return "powC(a0, a1)", powF32Lite, nil
+	}
+	neg := ""
+	if isSigned(dt) {
+		neg = fmt.Sprintf(`	if (e < %[1]s(0)) {
+	if (b == %[1]s(1)) return %[1]s(1);
+	if (b == %[1]s(-1)) return (e & %[1]s(1)) != %[1]s(0) ? %[1]s(-1) : %[1]s(1);
+	return %[1]s(0);
 	}
 `, ct)
-		}
-		return "ipow(a0, a1)", fmt.Sprintf(`%[1]s ipow(%[1]s b, %[1]s e) {
+	}
+	return "ipow(a0, a1)", guard("IPOW_"+ct, fmt.Sprintf(`%[1]s ipow(%[1]s b, %[1]s e) {
 %[2]s	%[1]s r = %[1]s(1);
 	for (int k = 0; k < 64 && e != %[1]s(0); k++) {
-		if ((e & %[1]s(1)) != %[1]s(0)) r *= b;
-		b *= b;
-		e >>= 1;
+	if ((e & %[1]s(1)) != %[1]s(0)) r *= b;
+	b *= b;
+	e >>= 1;
 	}
 	return r;
 }
-`, ct, neg), nil
-	})
+`, ct, neg)), nil
 }
 
 // Comparisons give a bool tensor (1 where true). Every dtype, bool
@@ -214,42 +254,42 @@ func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 
 // Equal computes a == b element-wise with broadcasting, as bool.
 func Equal(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "equal", a, b, out, "a0 == a1", false)
+	return binary(o, "equal", a, b, out)
 }
 
 // NotEqual computes a != b element-wise with broadcasting, as bool; true
 // where either is NaN.
 func NotEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "not_equal", a, b, out, "a0 == a1", true)
+	return binary(o, "not_equal", a, b, out)
 }
 
 // Less computes a < b element-wise with broadcasting, as bool.
 func Less(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "less", a, b, out, "a0 < a1", false)
+	return binary(o, "less", a, b, out)
 }
 
 // LessEqual computes a <= b element-wise with broadcasting, as bool.
 func LessEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "less_equal", a, b, out, "a0 <= a1", false)
+	return binary(o, "less_equal", a, b, out)
 }
 
 // Greater computes a > b element-wise with broadcasting, as bool.
 func Greater(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "greater", a, b, out, "a0 > a1", false)
+	return binary(o, "greater", a, b, out)
 }
 
 // GreaterEqual computes a >= b element-wise with broadcasting, as bool.
 func GreaterEqual(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	return compare(o, "greater_equal", a, b, out, "a0 >= a1", false)
+	return binary(o, "greater_equal", a, b, out)
 }
 
-// compare builds a comparison; not negates cond (NotEqual is !(a == b),
-// which is true for NaN, where an ordered != would be false).
-func compare(o Owner, name string, a, b, out *tensor.Tensor, cond string, not bool) (*Op, error) {
+// compareExpr is a comparison's expression; not negates cond (NotEqual is
+// !(a == b), which is true for NaN, where an ordered != would be false).
+func compareExpr(cond string, not bool) exprFunc {
 	if not {
 		cond = "!(" + cond + ")"
 	}
-	return binary(o, name, a, b, out, anyDtype, tensor.Bool, fixed("("+cond+") ? 1u : 0u"))
+	return fixed("(" + cond + ") ? 1u : 0u")
 }
 
 // Where computes cond ? a : b element-wise, with cond, a and b broadcast

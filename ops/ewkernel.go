@@ -36,6 +36,9 @@ type ewKernel struct {
 	// expr is a GLSL expression over a0..ak of the output's compute
 	// type.
 	expr string
+	// body are GLSL statements before expr, after a0..ak are loaded (a
+	// fused expression's steps).
+	body string
 	// helpers are GLSL functions expr calls, placed before main.
 	helpers string
 	// pushDecl declares push constant members that come before the
@@ -207,6 +210,7 @@ func (k *ewKernel) flatSource(n int, vec4 bool) string {
 			}
 			fmt.Fprintf(&b, "\t%s a%d = %s(x%d[%s]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, idx)
 		}
+		b.WriteString(k.body)
 		fmt.Fprintf(&b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
 		return b.String()
 	}
@@ -221,6 +225,7 @@ func (k *ewKernel) flatSource(n int, vec4 bool) string {
 	for j, t := range k.ins {
 		fmt.Fprintf(&b, "\t\t%s a%d = v%d[c];\n", computeType(t.Dtype()), j, j)
 	}
+	b.WriteString(k.body)
 	fmt.Fprintf(&b, "\t\tr[c] = %s;\n\t}\n\ty[i] = r;\n}\n", k.expr)
 	return b.String()
 }
@@ -257,6 +262,7 @@ func (k *ewKernel) stridedSource(rank int) string {
 	for j, t := range k.ins {
 		fmt.Fprintf(&b, "\t%s a%d = %s(x%d[o%d]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, j)
 	}
+	b.WriteString(k.body)
 	fmt.Fprintf(&b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
 	return b.String()
 }

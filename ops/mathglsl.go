@@ -17,9 +17,17 @@ package ops
 // 2 ULPs (tanh 4). Subnormal results may be flushed to zero by a device
 // that flushes denormals.
 
+// guard wraps GLSL helpers in an include guard, so that a kernel that
+// needs them twice (a fused expression) defines them once.
+func guard(name, code string) string {
+	return "#ifndef " + name + "\n#define " + name + "\n" + code + "#endif\n"
+}
+
 // mathF32 holds the float32 functions: expF, expm1F, logF, tanhF,
 // sigmoidF.
-const mathF32 = `const float LN2_HI = 6.9314575195e-01;
+var mathF32 = guard("MATH_F32", mathF32Src)
+
+const mathF32Src = `const float LN2_HI = 6.9314575195e-01;
 const float LN2_LO = 1.4286067653e-06;
 const float INVLN2 = 1.4426950216e+00;
 // 2^k for k in [-126, 127].
@@ -90,7 +98,9 @@ float sigmoidF(float x) {
 
 // mathF64 holds the float64 functions: expD, expm1D, logD, tanhD,
 // sigmoidD.
-const mathF64 = `const double LN2_HI_D = 6.93147180369123816490e-01lf;
+var mathF64 = guard("MATH_F64", mathF64Src)
+
+const mathF64Src = `const double LN2_HI_D = 6.93147180369123816490e-01lf;
 const double LN2_LO_D = 1.90821492927058770002e-10lf;
 const double INVLN2_D = 1.44269504088896338700e+00lf;
 // 2^k for k in [-1022, 1023].
@@ -206,7 +216,7 @@ const powF32Body = `	if (y == 0.0 || x == 1.0) return 1.0;
 }
 `
 
-const (
-	powF32     = mathF64 + "float powC(float x, float y) {\n" + "#define POW_CORE float(expD(double(y) * logD(double(ax))))\n" + powF32Body
-	powF32Lite = "float powC(float x, float y) {\n" + "#define POW_CORE exp2(y * log2(ax))\n" + powF32Body
+var (
+	powF32     = mathF64 + guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE float(expD(double(y) * logD(double(ax))))\n"+powF32Body)
+	powF32Lite = guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE exp2(y * log2(ax))\n"+powF32Body)
 )

@@ -36,9 +36,9 @@ func init() {
 	})
 }
 
-// unary builds the element-wise op name over x, of a dtype in class.
-func unary(o Owner, name string, x, out *tensor.Tensor, class dtypeClass,
-	expr func(op *Op, dt tensor.Dtype) (string, string, error)) (*Op, error) {
+// unary builds the unary element-wise op name (ewDefs) over x.
+func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
+	class, expr := ewDefs[name].class, ewDefs[name].expr
 	op, err := newOp(o, name, x)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func unary(o Owner, name string, x, out *tensor.Tensor, class dtypeClass,
 
 // transcendental gives the expression calling fn+"F" (float16, float32)
 // or fn+"D" (float64) from mathglsl.go.
-func transcendental(fn string) func(*Op, tensor.Dtype) (string, string, error) {
+func transcendental(fn string) exprFunc {
 	return func(op *Op, dt tensor.Dtype) (string, string, error) {
 		if dt == tensor.Float64 {
 			return fn + "D(a0)", mathF64, nil
@@ -69,65 +69,69 @@ func transcendental(fn string) func(*Op, tensor.Dtype) (string, string, error) {
 // integers are unchanged, and the most negative signed integer stays as it
 // is (it wraps, as in NumPy).
 func Abs(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "abs", x, out, numeric, func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		switch {
-		case isFloat(dt):
-			return "abs(a0)", "", nil
-		case isSigned(dt):
-			return fmt.Sprintf("a0 < %[1]s(0) ? -a0 : a0", computeType(dt)), "", nil
-		}
-		return "a0", "", nil
-	})
+	return unary(o, "abs", x, out)
+}
+
+func absExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
+	switch {
+	case isFloat(dt):
+		return "abs(a0)", "", nil
+	case isSigned(dt):
+		return fmt.Sprintf("a0 < %[1]s(0) ? -a0 : a0", computeType(dt)), "", nil
+	}
+	return "a0", "", nil
 }
 
 // Neg computes -x element-wise. Dtypes: every numeric dtype; integers
 // wrap, unsigned ones included (-1 as uint8 is 255), as in NumPy.
 func Neg(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "neg", x, out, numeric, fixed("-a0"))
+	return unary(o, "neg", x, out)
 }
 
 // Exp computes e**x element-wise (within 2 ULPs; see mathglsl.go).
 // Dtypes: floats; integers are ErrInvalid (Cast first).
 func Exp(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "exp", x, out, floats, transcendental("exp"))
+	return unary(o, "exp", x, out)
 }
 
 // Log computes the natural logarithm element-wise (log 0 = -Inf, log of a
 // negative number is NaN; within 2 ULPs). Dtypes: floats; integers are
 // ErrInvalid (Cast first).
 func Log(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "log", x, out, floats, transcendental("log"))
+	return unary(o, "log", x, out)
 }
 
 // Sqrt computes the square root element-wise (NaN for negative x).
 // Dtypes: float16, float32 and float64; integers are ErrInvalid (Cast
 // first).
 func Sqrt(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "sqrt", x, out, floats, fixed("sqrt(a0)"))
+	return unary(o, "sqrt", x, out)
 }
 
 // Tanh computes the hyperbolic tangent element-wise (within 4 ULPs).
 // Dtypes: floats; integers are ErrInvalid (Cast first).
 func Tanh(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "tanh", x, out, floats, transcendental("tanh"))
+	return unary(o, "tanh", x, out)
 }
 
 // Sigmoid computes 1/(1+e**-x) element-wise (e**x/(1+e**x) for x < 0,
 // so that tiny results keep their precision; within 2 ULPs). Dtypes:
 // floats; integers are ErrInvalid (Cast first).
 func Sigmoid(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "sigmoid", x, out, floats, transcendental("sigmoid"))
+	return unary(o, "sigmoid", x, out)
 }
 
 // Relu computes max(x, 0) element-wise; relu(NaN) is NaN. Dtypes: every
 // numeric dtype (unsigned integers are unchanged).
 func Relu(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	return unary(o, "relu", x, out, numeric, func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		if isUnsigned(dt) {
-			return "a0", "", nil
-		}
-		return fmt.Sprintf("a0 < %[1]s(0) ? %[1]s(0) : a0", computeType(dt)), "", nil
-	})
+	return unary(o, "relu", x, out)
+}
+
+func reluExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
+	if isUnsigned(dt) {
+		return "a0", "", nil
+	}
+	return fmt.Sprintf("a0 < %[1]s(0) ? %[1]s(0) : a0", computeType(dt)), "", nil
 }
 
 // Clip limits x to [lo, hi] element-wise: minimum(maximum(x, lo), hi), as
