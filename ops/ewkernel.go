@@ -41,6 +41,9 @@ type ewKernel struct {
 	body string
 	// helpers are GLSL functions expr calls, placed before main.
 	helpers string
+	// extra are dtypes body computes in besides the inputs' and output's
+	// (for the header's extensions).
+	extra []tensor.Dtype
 	// pushDecl declares push constant members that come before the
 	// element count n (keep them 8-byte aligned: push is packed); push
 	// holds their values.
@@ -171,7 +174,7 @@ func vec4Type(dt tensor.Dtype) string {
 // (input k is x<k>, the output y; vec4 buffers where vec[k] is set, the
 // output's at vec[len(ins)]), push constants, helpers and gid().
 func (k *ewKernel) prologue(b *strings.Builder, vec []bool) {
-	dts := []tensor.Dtype{k.outDt}
+	dts := append([]tensor.Dtype{k.outDt}, k.extra...)
 	for _, t := range k.ins {
 		dts = append(dts, t.Dtype())
 	}
