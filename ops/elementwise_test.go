@@ -257,3 +257,111 @@ func TestBinaryDtypes(t *testing.T) {
 		}
 	}
 }
+
+// cmpOps are the comparisons and their references (false with NaN,
+// except not_equal).
+var cmpOps = []struct {
+	name string
+	fn   binFn
+	f    func(x, y float64) bool
+}{
+	{"equal", ops.Equal, func(x, y float64) bool { return x == y }},
+	{"not_equal", ops.NotEqual, func(x, y float64) bool { return x != y }},
+	{"less", ops.Less, func(x, y float64) bool { return x < y }},
+	{"less_equal", ops.LessEqual, func(x, y float64) bool { return x <= y }},
+	{"greater", ops.Greater, func(x, y float64) bool { return x > y }},
+	{"greater_equal", ops.GreaterEqual, func(x, y float64) bool { return x >= y }},
+}
+
+// cmpInt compares integers of dt (uint64 as unsigned) as f compares
+// floats.
+func cmpInt(dt tensor.Dtype, f func(x, y float64) bool, x, y int64) bool {
+	switch {
+	case x == y:
+		return f(0, 0)
+	case ltInt(dt, x, y):
+		return f(0, 1)
+	}
+	return f(1, 0)
+}
+
+func TestCompare(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	r := rand.New(rand.NewPCG(1, 4))
+	b2i := func(b bool) int64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	check := func(t *testing.T, name string, fn binFn, f func(x, y float64) bool, a0, a1 arr) {
+		t.Helper()
+		want := ref(tensor.Bool, func(v ...float64) float64 { return float64(b2i(f(v[0], v[1]))) },
+			func(v ...int64) int64 { return b2i(cmpInt(a0.dt, f, v[0], v[1])) }, a0, a1)
+		op, err := fn(m, a0.upload(t, m), a1.upload(t, m), nil)
+		got := run(t, op, err)
+		closeOut(t, op)
+		same(t, want, got, 0, fmt.Sprintf("%s %v %v x %v", name, a0.dt, a0.shape, a1.shape))
+	}
+	// Every comparison on float32 with NaN and ±Inf, flat and broadcast;
+	// a few ties so that equality happens.
+	for _, c := range cmpOps {
+		t.Run(c.name, func(t *testing.T) {
+			a0, a1 := operands(r, c.name, tensor.Float32, []int{1023}, []int{1023})
+			for i := 100; i < 200; i++ {
+				a1.f[i] = a0.f[i]
+			}
+			check(t, c.name, c.fn, c.f, a0, a1)
+			a0, a1 = operands(r, c.name, tensor.Float32, []int{3, 1}, []int{})
+			a1.f[0] = a0.f[1]
+			check(t, c.name, c.fn, c.f, a0, a1)
+		})
+	}
+	// Other dtypes, bool included; uint64 compares unsigned.
+	for _, tc := range []struct {
+		dt tensor.Dtype
+		op int
+	}{
+		{tensor.Bool, 0}, {tensor.Bool, 1}, {tensor.Int8, 2}, {tensor.Uint64, 4}, {tensor.Int64, 5},
+		{tensor.Float16, 3}, {tensor.Float64, 5}, {tensor.Uint32, 2},
+	} {
+		c := cmpOps[tc.op]
+		t.Run(fmt.Sprintf("%s/%v", c.name, tc.dt), func(t *testing.T) {
+			a0, a1 := operands(r, c.name, tc.dt, []int{257}, []int{257})
+			if a0.f == nil {
+				for i := 0; i < 50; i++ {
+					a1.i[i] = a0.i[i]
+				}
+			}
+			check(t, c.name, c.fn, c.f, a0, a1)
+		})
+	}
+}
+
+// More than 65535 workgroups: the grid goes 2-D (uint8 runs the scalar
+// kernel, one invocation per element).
+func TestElementwiseLargeGrid(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	n := 65535*256 + 5
+	a := make([]uint8, n)
+	for i := range a {
+		a[i] = uint8(i * 7)
+	}
+	x, err := tensor.FromSlice(m, a)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = x.Close() })
+	one := ints(tensor.Uint8, []int{}, 3).upload(t, m)
+	op, err := ops.Add(m, x, one, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = op.Close(); _ = op.Out().Close() })
+	require.NoError(t, op.Run(context.Background()))
+	got, err := op.Out().Uint8s()
+	require.NoError(t, err)
+	bad := 0
+	for i, v := range got {
+		if v != a[i]+3 {
+			bad++
+		}
+	}
+	require.Zero(t, bad, "elements wrong of %d", n)
+}
