@@ -197,12 +197,14 @@ func minMax(f string) exprFunc {
 }
 
 // Pow computes a ** b element-wise with broadcasting. Dtypes: float16,
-// float32 and the integer dtypes (float64 is ErrInvalid: GLSL has no
-// double-precision exp and log).
+// float32 and the integer dtypes. float64 is ErrInvalid: exp(y*log x) in
+// double loses up to hundreds of ULPs for large |y*log x|, and an exact
+// one needs log in extended precision, which is not written yet.
 //
 // Floats follow C's pow: pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN;
 // a negative base with an integral exponent gives the signed result, with
-// a non-integral one NaN; pow(±0, y<0) = +Inf; pow(±0, y>0) = +0. Other
+// a non-integral one NaN; pow(±0, y) is Inf for y < 0 and 0 for y > 0,
+// negative for -0 and an odd integral y; pow(±Inf, y) likewise. Other
 // results are exp(y*log|x|) computed in double precision (within 1 ULP of
 // float32), or, on a device without shaderFloat64, the driver's
 // exp2(y*log2|x|) in float32, whose error grows with |y*log2|x||.
@@ -218,7 +220,7 @@ func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 // powExpr is Pow's expression for dt.
 func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
 	if dt == tensor.Float64 {
-		return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (GLSL has no double-precision pow)")
+		return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (float64 pow is not implemented; Cast to float32)")
 	}
 	ct := computeType(dt)
 	if isFloat(dt) {
@@ -230,9 +232,9 @@ func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
 	neg := ""
 	if isSigned(dt) {
 		neg = fmt.Sprintf(`	if (e < %[1]s(0)) {
-	if (b == %[1]s(1)) return %[1]s(1);
-	if (b == %[1]s(-1)) return (e & %[1]s(1)) != %[1]s(0) ? %[1]s(-1) : %[1]s(1);
-	return %[1]s(0);
+		if (b == %[1]s(1)) return %[1]s(1);
+		if (b == %[1]s(-1)) return (e & %[1]s(1)) != %[1]s(0) ? %[1]s(-1) : %[1]s(1);
+		return %[1]s(0);
 	}
 `, ct)
 	}
