@@ -204,8 +204,11 @@ func TestBroadcastShapes(t *testing.T) {
 		{[]int{1}, []int{}},
 		{[]int{4, 1, 3}, []int{2, 1}},
 		{[]int{2, 1, 3, 1, 2}, []int{1, 3, 1, 2, 1}},
-		{[]int{3, 1024}, []int{3, 1}}, // scalar-like rows: strided
-		{[]int{1, 1, 1}, []int{7}},    // flat after dropping 1s
+		{[]int{3, 1024}, []int{3, 1}}, // strided vec4, b constant along rows
+		{[]int{6, 8}, []int{8}},       // strided vec4, b a row
+		{[]int{2, 3, 8}, []int{2, 1, 8}},
+		{[]int{4, 1}, []int{1, 8}},
+		{[]int{1, 1, 1}, []int{7}}, // flat after dropping 1s
 		{[]int{1025, 3}, []int{3}},
 	} {
 		t.Run(fmt.Sprintf("%vx%v", tc.a, tc.b), func(t *testing.T) {
@@ -214,8 +217,11 @@ func TestBroadcastShapes(t *testing.T) {
 		})
 	}
 	// The same kernel serves every shape of a rank (specialization
-	// constants); a rank-8 shape after merging works.
+	// constants); a rank-8 shape after merging works; integers take the
+	// strided vec4 kernel too.
 	a0, a1 := operands(r, "sub", tensor.Int32, []int{2, 1, 2, 1, 2, 1, 2, 1}, []int{1, 2, 1, 2, 1, 2, 1, 2})
+	checkBinary(t, m, binOpNamed("sub"), a0, a1)
+	a0, a1 = operands(r, "sub", tensor.Uint32, []int{5, 12}, []int{5, 1})
 	checkBinary(t, m, binOpNamed("sub"), a0, a1)
 }
 

@@ -110,6 +110,30 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 		}
 		return op.done(op.dispatchSpec(k.flatSource(n, vec4), ts, groups, nil, push...))
 	}
+	// vec4 along the innermost dimension: 32-bit dtypes, a multiple of 4
+	// long, each input contiguous (stride 1) or constant (stride 0) along
+	// it.
+	last := len(shape) - 1
+	vec4 := is32(k.outDt) && shape[last]%4 == 0
+	vec := make([]bool, len(k.ins)+1)
+	vec[len(k.ins)] = true
+	for j, t := range k.ins {
+		vec4 = vec4 && is32(t.Dtype()) && st[j][last] <= 1
+		vec[j] = st[j][last] == 1
+	}
+	items := 1
+	if vec4 {
+		items = 4
+		push[len(push)-1] = uint32(n / 4)
+		shape[last] /= 4
+		for j := range st {
+			if vec[j] {
+				for d := range last {
+					st[j][d] /= 4 // a multiple of the innermost size
+				}
+			}
+		}
+	}
 	var spec []algorithm.Option
 	for d := 1; d < len(shape); d++ {
 		spec = append(spec, algorithm.Spec(uint32(d), uint32(shape[d])))
@@ -119,11 +143,11 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 			spec = append(spec, algorithm.Spec(uint32(specStride+j*maxRank+d), uint32(st[j][d])))
 		}
 	}
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.grid(uint64(n/items), localSize)
 	if err != nil {
 		return op.fail(err)
 	}
-	return op.done(op.dispatchSpec(k.stridedSource(len(shape)), ts, groups, spec, push...))
+	return op.done(op.dispatchSpec(k.stridedSource(len(shape), vec4, vec), ts, groups, spec, push...))
 }
 
 // inShapes lists the shapes of ts, for messages.
@@ -199,43 +223,54 @@ func (k *ewKernel) prologue(b *strings.Builder, vec []bool) {
 func (k *ewKernel) flatSource(n int, vec4 bool) string {
 	var b strings.Builder
 	vec := make([]bool, len(k.ins)+1)
+	idx := make([]string, len(k.ins))
 	for j, t := range k.ins {
 		vec[j] = vec4 && t.Len() == n
+		idx[j] = "i"
+		if t.Len() == 1 {
+			idx[j] = "0"
+		}
 	}
 	vec[len(k.ins)] = vec4
 	k.prologue(&b, vec)
 	b.WriteString("void main() {\n\tuint i = gid();\n\tif (i >= n) return;\n")
-	if !vec4 {
-		for j, t := range k.ins {
-			idx := "i"
-			if t.Len() == 1 {
-				idx = "0"
-			}
-			fmt.Fprintf(&b, "\t%s a%d = %s(x%d[%s]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, idx)
-		}
-		b.WriteString(k.body)
-		fmt.Fprintf(&b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
-		return b.String()
-	}
-	for j, t := range k.ins {
-		if vec[j] {
-			fmt.Fprintf(&b, "\t%s v%d = x%d[i];\n", vec4Type(t.Dtype()), j, j)
-		} else {
-			fmt.Fprintf(&b, "\t%s v%d = %s(x%d[0]);\n", vec4Type(t.Dtype()), j, vec4Type(t.Dtype()), j)
-		}
-	}
-	fmt.Fprintf(&b, "\t%s r;\n\tfor (int c = 0; c < 4; c++) {\n", vec4Type(k.outDt))
-	for j, t := range k.ins {
-		fmt.Fprintf(&b, "\t\t%s a%d = v%d[c];\n", computeType(t.Dtype()), j, j)
-	}
-	b.WriteString(k.body)
-	fmt.Fprintf(&b, "\t\tr[c] = %s;\n\t}\n\ty[i] = r;\n}\n", k.expr)
+	k.tail(&b, idx, vec, vec4)
 	return b.String()
 }
 
+// tail writes the end of main: load a0..ak from x<j>[idx[j]], run body,
+// store expr at y[i]. A vec4 kernel loads a vec4 where vec[j] is set, else
+// one element for all 4 components, and computes per component.
+func (k *ewKernel) tail(b *strings.Builder, idx []string, vec []bool, vec4 bool) {
+	if !vec4 {
+		for j, t := range k.ins {
+			fmt.Fprintf(b, "\t%s a%d = %s(x%d[%s]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, idx[j])
+		}
+		b.WriteString(k.body)
+		fmt.Fprintf(b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
+		return
+	}
+	for j, t := range k.ins {
+		if vec[j] {
+			fmt.Fprintf(b, "\t%s v%d = x%d[%s];\n", vec4Type(t.Dtype()), j, j, idx[j])
+		} else {
+			fmt.Fprintf(b, "\t%s v%d = %s(x%d[%s]);\n", vec4Type(t.Dtype()), j, vec4Type(t.Dtype()), j, idx[j])
+		}
+	}
+	fmt.Fprintf(b, "\t%s r;\n\tfor (int c = 0; c < 4; c++) {\n", vec4Type(k.outDt))
+	for j, t := range k.ins {
+		fmt.Fprintf(b, "\t\t%s a%d = v%d[c];\n", computeType(t.Dtype()), j, j)
+	}
+	b.WriteString(k.body)
+	fmt.Fprintf(b, "\t\tr[c] = %s;\n\t}\n\ty[i] = r;\n}\n", k.expr)
+}
+
 // stridedSource is the kernel for rank merged dimensions, sizes and
-// strides given as specialization constants.
-func (k *ewKernel) stridedSource(rank int) string {
+// strides given as specialization constants. A vec4 kernel (vec4 set)
+// handles 4 elements of the innermost dimension per invocation: sizes and
+// strides then count vec4s for the inputs with vec[j] set (stride 1 along
+// it), elements for the others (stride 0 along it).
+func (k *ewKernel) stridedSource(rank int, vec4 bool, vec []bool) string {
 	var b strings.Builder
 	for d := 1; d < rank; d++ {
 		fmt.Fprintf(&b, "layout(constant_id = %d) const uint S%d = 1u;\n", d, d)
@@ -247,25 +282,26 @@ func (k *ewKernel) stridedSource(rank int) string {
 	}
 	consts := b.String()
 	b.Reset()
-	k.prologue(&b, nil)
+	if !vec4 {
+		vec = nil
+	}
+	k.prologue(&b, vec)
 	b.WriteString(consts)
-	b.WriteString("void main() {\n\tuint i = gid();\n\tif (i >= n) return;\n\tuint r = i;\n\tuint c;\n")
+	b.WriteString("void main() {\n\tuint i = gid();\n\tif (i >= n) return;\n\tuint q = i;\n\tuint w;\n")
+	idx := make([]string, len(k.ins))
 	for j := range k.ins {
 		fmt.Fprintf(&b, "\tuint o%d = 0u;\n", j)
+		idx[j] = fmt.Sprintf("o%d", j)
 	}
 	for d := rank - 1; d >= 1; d-- {
-		fmt.Fprintf(&b, "\tc = r %% S%d;\n\tr /= S%d;\n", d, d)
+		fmt.Fprintf(&b, "\tw = q %% S%d;\n\tq /= S%d;\n", d, d)
 		for j := range k.ins {
-			fmt.Fprintf(&b, "\to%d += c * T%d_%d;\n", j, j, d)
+			fmt.Fprintf(&b, "\to%d += w * T%d_%d;\n", j, j, d)
 		}
 	}
 	for j := range k.ins {
-		fmt.Fprintf(&b, "\to%d += r * T%d_0;\n", j, j)
+		fmt.Fprintf(&b, "\to%d += q * T%d_0;\n", j, j)
 	}
-	for j, t := range k.ins {
-		fmt.Fprintf(&b, "\t%s a%d = %s(x%d[o%d]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, j)
-	}
-	b.WriteString(k.body)
-	fmt.Fprintf(&b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
+	k.tail(&b, idx, vec, vec4)
 	return b.String()
 }
