@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/ops"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
 )
 
 func TestElementwiseErrors(t *testing.T) {
@@ -172,5 +174,31 @@ func TestElementwiseEmpty(t *testing.T) {
 		require.NoError(t, op.Run(context.Background()))
 		require.NoError(t, op.Close())
 		require.NoError(t, op.Out().Close())
+	}
+}
+
+// On a device opened without shaderFloat64 and shaderFloat16: float32 pow
+// falls back to the driver's exp2(y*log2|x|) (looser: 16 ULPs over these
+// small exponents), and float16 arithmetic is ErrUnsupported naming the
+// feature, though float16 storage works.
+func TestElementwiseFeatures(t *testing.T) {
+	m, _ := testutil.Manager(t, vkflow.WithFeatures(vk.Features{TimelineSemaphore: true, StorageBuffer16BitAccess: true}))
+	r := rand.New(rand.NewPCG(5, 1))
+	a0, a1 := operands(r, "pow", tensor.Float32, []int{1023}, []int{1023})
+	b := binOpNamed("pow")
+	b.tol = 16
+	checkBinary(t, m, b, a0, a1)
+
+	h, err := tensor.New(m, tensor.Float16, []int{4})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	for _, f := range []func() (*ops.Op, error){
+		func() (*ops.Op, error) { return ops.Exp(m, h, nil) },
+		func() (*ops.Op, error) { return ops.Add(m, h, h, nil) },
+		func() (*ops.Op, error) { return ops.Cast(m, a0.upload(t, m), tensor.Float16, nil) },
+	} {
+		_, err := f()
+		require.ErrorIs(t, err, vkflow.ErrUnsupported)
+		assert.Contains(t, err.Error(), "shaderFloat16")
 	}
 }
