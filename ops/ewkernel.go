@@ -23,7 +23,9 @@ import (
 //   - strided: anything else. The shape is merged (merge) to at most
 //     maxRank dimensions; its sizes and each input's strides are
 //     specialization constants, so one compiled module serves every shape
-//     of that rank.
+//     of that rank. With 32-bit dtypes, an innermost dimension a multiple
+//     of 4 long, and every input contiguous or constant along it (a row or
+//     a column broadcast), each invocation handles 4 elements of it.
 //
 // The element count is a push constant. An output with no elements
 // records no dispatch.

@@ -59,7 +59,10 @@ func AsType(e Expr, dt tensor.Dtype) Expr {
 // Fuse prepares e as one element-wise kernel. Its inputs are the distinct
 // tensors of e's Input leaves, in the order first met (depth first, left
 // to right); the output has their broadcast shape and e's dtype (out nil
-// allocates it). The Op is named "fuse".
+// allocates it). The Op is named "fuse". Each input and the output is a
+// storage buffer of the kernel: the device's
+// maxPerStageDescriptorStorageBuffers bounds the number of distinct inputs
+// (pipeline creation fails past it).
 func Fuse(o Owner, e Expr, out *tensor.Tensor) (*Op, error) {
 	if _, err := core.From(o); err != nil {
 		return nil, fmt.Errorf("ops.fuse: %w", err)
