@@ -196,18 +196,18 @@ func minMax(f string) exprFunc {
 	}
 }
 
-// Pow computes a ** b element-wise with broadcasting. Dtypes: float16,
-// float32 and the integer dtypes. float64 is ErrInvalid: exp(y*log x) in
-// double loses up to hundreds of ULPs for large |y*log x|, and an exact
-// one needs log in extended precision, which is not written yet.
+// Pow computes a ** b element-wise with broadcasting. Dtypes: every
+// numeric dtype.
 //
 // Floats follow C's pow: pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN;
 // a negative base with an integral exponent gives the signed result, with
 // a non-integral one NaN; pow(±0, y) is Inf for y < 0 and 0 for y > 0,
 // negative for -0 and an odd integral y; pow(±Inf, y) likewise. Other
-// results are exp(y*log|x|) computed in double precision (within 1 ULP of
-// float32), or, on a device without shaderFloat64, the driver's
-// exp2(y*log2|x|) in float32, whose error grows with |y*log2|x||.
+// results are exp(y*log|x|): for float16 and float32 computed in double
+// (within 1 ULP of float32), or, on a device without shaderFloat64, the
+// driver's exp2(y*log2|x|) in float32, whose error grows with
+// |y*log2|x||; for float64 with log|x| and the product in double-double
+// arithmetic (within 1 ULP; see powF64).
 //
 // Integers multiply by repeated squaring (at most 64 steps) and wrap as
 // NumPy does. NumPy refuses a negative integer exponent; here it gives
@@ -220,7 +220,7 @@ func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 // powExpr is Pow's expression for dt.
 func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
 	if dt == tensor.Float64 {
-		return "", "", op.unsupported(dt, "float16, float32 and the integer dtypes (float64 pow is not implemented; Cast to float32)")
+		return "powD(a0, a1)", powF64, nil
 	}
 	ct := computeType(dt)
 	if isFloat(dt) {

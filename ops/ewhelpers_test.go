@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -312,4 +313,64 @@ func same(t *testing.T, want, got arr, tol float64, msg ...any) {
 	if bad > 0 {
 		t.Fatalf("%s: %d of %d elements off", fmt.Sprint(msg...), bad, len(want.f))
 	}
+}
+
+// Go's math.Pow is off by up to about 20 ULPs of float64 for large
+// exponents, so float64 pow is checked against exp(y*log x) in 300-bit
+// big.Float arithmetic.
+const bigPrec = 300
+
+// bigExp is e**x by halving x below 1/1000, a Taylor series and squaring.
+func bigExp(x *big.Float) *big.Float {
+	x = new(big.Float).SetPrec(bigPrec).Set(x)
+	lim := big.NewFloat(1e-3)
+	n := 0
+	for new(big.Float).Abs(x).Cmp(lim) > 0 {
+		x.Quo(x, big.NewFloat(2))
+		n++
+	}
+	sum := new(big.Float).SetPrec(bigPrec).SetFloat64(1)
+	term := new(big.Float).SetPrec(bigPrec).SetFloat64(1)
+	for i := int64(1); i < 40; i++ {
+		term.Mul(term, x)
+		term.Quo(term, new(big.Float).SetPrec(bigPrec).SetInt64(i))
+		sum.Add(sum, term)
+	}
+	for ; n > 0; n-- {
+		sum.Mul(sum, sum)
+	}
+	return sum
+}
+
+// bigLog is log x (x > 0) by Newton's method from math.Log.
+func bigLog(x float64) *big.Float {
+	l := new(big.Float).SetPrec(bigPrec).SetFloat64(math.Log(x))
+	bx := new(big.Float).SetPrec(bigPrec).SetFloat64(x)
+	for range 4 {
+		e := bigExp(l)
+		num := new(big.Float).SetPrec(bigPrec).Sub(bx, e)
+		num.Quo(num, new(big.Float).SetPrec(bigPrec).Add(bx, e))
+		l.Add(l, num.Mul(num, big.NewFloat(2)))
+	}
+	return l
+}
+
+// powRef is C's pow, exact to float64 rounding where math.Pow is not:
+// math.Pow's special cases, else ±exp(y*log|x|) in big.Float.
+func powRef(x, y float64) float64 {
+	ax := math.Abs(x)
+	if y == 0 || x == 1 || math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || ax == 0 ||
+		(x < 0 && y != math.Trunc(y)) {
+		return math.Pow(x, y)
+	}
+	l := bigLog(ax)
+	l.Mul(l, new(big.Float).SetPrec(bigPrec).SetFloat64(y))
+	if new(big.Float).Abs(l).Cmp(big.NewFloat(800)) > 0 { // past the float64 range
+		return math.Pow(x, y)
+	}
+	r, _ := bigExp(l).Float64()
+	if x < 0 && math.Mod(y, 2) != 0 {
+		r = -r
+	}
+	return r
 }
