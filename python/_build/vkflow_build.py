@@ -40,7 +40,8 @@ GO_MODULE = "github.com/vkflow/vkflow"
 LIBRARY = "libvkflow.so"
 
 # What an sdist takes from the Go module: every file with these endings
-# outside the skipped directories, test files excluded.
+# outside the skipped directories, test files excluded, and license files
+# (the vendored Vulkan headers').
 _SDIST_ENDINGS = (".go", ".c", ".h", ".s", ".spv", ".comp")
 _SDIST_SKIP_DIRS = {".git", "build", "python", "bench", "examples", "docs", "tools",
                     "testdata", ".gl"}
@@ -273,8 +274,8 @@ def _sdist_members():
                              if not (rel == "." and d in _SDIST_SKIP_DIRS)
                              and d not in (".git", "testdata", "__pycache__"))
         for fname in sorted(filenames):
-            keep = (rel == "." and fname in ("go.mod", "go.sum")) or (
-                fname.endswith(_SDIST_ENDINGS) and not fname.endswith("_test.go"))
+            keep = (rel == "." and fname in ("go.mod", "go.sum")) or fname.startswith("LICENSE") \
+                or (fname.endswith(_SDIST_ENDINGS) and not fname.endswith("_test.go"))
             if keep:
                 arc = os.path.normpath(os.path.join("go", rel, fname))
                 out.append((arc, os.path.join(dirpath, fname)))
