@@ -1,0 +1,32 @@
+package ops
+
+import "github.com/vkflow/vkflow/tensor"
+
+// MatmulNoBarrier prepares Matmul with a kernel generated without its
+// barrier() calls: a broken kernel the tests must catch.
+func MatmulNoBarrier(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "matmul", a, b)
+	if err != nil {
+		return nil, err
+	}
+	t := defaultTiles
+	t.noBarrier = true
+	return op.done(op.matmul(a, b, out, t))
+}
+
+// MatmulTiled prepares Matmul with another blocking, for tuning.
+func MatmulTiled(o Owner, a, b, out *tensor.Tensor, bm, bn, bk, tm, tn int) (*Op, error) {
+	op, err := newOp(o, "matmul", a, b)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.matmul(a, b, out, tiles{BM: bm, BN: bn, BK: bk, TM: tm, TN: tn}))
+}
+
+// SetMatmulLimits replaces the grid limit (0: the device's) and the most
+// k-steps per dispatch, and returns a function that restores them.
+func SetMatmulLimits(grid uint32, kTiles int) (restore func()) {
+	g, k := matmulGridLimit, matmulMaxKTiles
+	matmulGridLimit, matmulMaxKTiles = grid, kTiles
+	return func() { matmulGridLimit, matmulMaxKTiles = g, k }
+}
