@@ -9,7 +9,8 @@ func MatmulNoBarrier(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := defaultTiles
+	sa, sb := a.Shape(), b.Shape()
+	t := pickTiles(sa[len(sa)-2], sb[len(sb)-1])
 	t.noBarrier = true
 	return op.done(op.matmul(a, b, out, t))
 }
@@ -29,4 +30,9 @@ func SetMatmulLimits(grid uint32, kTiles int) (restore func()) {
 	g, k := matmulGridLimit, matmulMaxKTiles
 	matmulGridLimit, matmulMaxKTiles = grid, kTiles
 	return func() { matmulGridLimit, matmulMaxKTiles = g, k }
+}
+
+// MatmulGLSL returns the kernel source, for inspection.
+func MatmulGLSL(dt tensor.Dtype, rank int, accumulate bool) string {
+	return matmulGLSL(dt, rank, accumulate, pickTiles(1000, 1000))
 }
