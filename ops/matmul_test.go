@@ -380,3 +380,25 @@ func TestMatmulRecord(t *testing.T) {
 		}
 	})
 }
+
+// lavapipe ends an invocation's loops silently after 65535 iterations in
+// all (measured: a 1×2M @ 2M×1 product of ones gave 65535·16 uncut). A k
+// of 2^20+3 takes 65537 k-steps of 16: cut into dispatches of at most
+// 32768 steps, the sum is whole.
+func TestMatmulLoopCap(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	const k = 1<<20 + 3
+	ones := make([]float64, k)
+	for i := range ones {
+		ones[i] = 1
+	}
+	a := linTensor(t, m, tensor.Float32, ones, []int{k})
+	b := linTensor(t, m, tensor.Float32, ones, []int{k, 1})
+	op, err := ops.Matmul(m, a, b, nil)
+	require.NoError(t, err)
+	defer op.Close()
+	defer op.Out().Close()
+	assert.Equal(t, 3, op.Dispatches())
+	require.NoError(t, op.Run(context.Background()))
+	assert.Equal(t, []float64{k}, linRead(t, op.Out()))
+}
