@@ -36,3 +36,16 @@ func SetMatmulLimits(grid uint32, kTiles int) (restore func()) {
 func MatmulGLSL(dt tensor.Dtype, rank int, accumulate bool) string {
 	return matmulGLSL(dt, rank, accumulate, pickTiles(1000, 1000))
 }
+
+// SetTransposeNoBarrier has Transpose generate its 2-D kernel without the
+// barrier (on) or with it (off).
+func SetTransposeNoBarrier(on bool) { transposeNoBarrier = on }
+
+// LocalSizes returns the workgroup size of each of op's dispatches.
+func LocalSizes(op *Op) [][3]uint32 {
+	var out [][3]uint32
+	for _, s := range op.steps {
+		out = append(out, s.alg.LocalSize())
+	}
+	return out
+}
