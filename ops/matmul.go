@@ -309,8 +309,6 @@ func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t tiles) string {
 	return b.String()
 }
 
-
-
 // stageGuard is the condition under which invocation tid stages element
 // tid+e of a tile of total elements: always, but in a last, partial round.
 func stageGuard(e, wg, total int) string {

@@ -92,10 +92,10 @@ func TestTranspose(t *testing.T) {
 		{[]int{1023, 17}, []int{-1, -2}, "tile"},
 		{[]int{4097, 3}, nil, "tile"},
 		{[]int{2, 33, 65}, []int{0, 2, 1}, "tile"},
-		{[]int{3, 4, 5, 6}, []int{0, 1, 3, 2}, "tile"},    // batch dims merge
-		{[]int{3, 4, 5, 6}, []int{2, 3, 0, 1}, "tile"},    // two blocks of merged dims
-		{[]int{2, 3, 4}, nil, "gather"},                   // reversed
-		{[]int{2, 3, 4}, []int{1, 0, 2}, "gather"},        // inner dim kept
+		{[]int{3, 4, 5, 6}, []int{0, 1, 3, 2}, "tile"}, // batch dims merge
+		{[]int{3, 4, 5, 6}, []int{2, 3, 0, 1}, "tile"}, // two blocks of merged dims
+		{[]int{2, 3, 4}, nil, "gather"},                // reversed
+		{[]int{2, 3, 4}, []int{1, 0, 2}, "gather"},     // inner dim kept
 		{[]int{5, 1, 7, 1, 3}, []int{4, 3, 2, 1, 0}, "gather"},
 		{[]int{2, 3, 4, 5, 6}, []int{4, 0, 3, 1, 2}, "gather"},
 		{[]int{17}, nil, "gather"},
