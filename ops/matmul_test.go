@@ -110,6 +110,13 @@ func checkClose(t *testing.T, dt tensor.Dtype, k int, got, want, mag []float64) 
 		if !isFloatDtype(dt) {
 			w = wrap(dt, w)
 		}
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			if !(math.IsNaN(w) && math.IsNaN(got[i])) && got[i] != w {
+				assert.Failf(t, "wrong element", "element %d of %d is %v, want %v", i, len(want), got[i], w)
+				return
+			}
+			continue
+		}
 		if d := math.Abs(got[i] - w); !(d <= matmulTol(dt, k, w, mag[i])) {
 			assert.Failf(t, "wrong element", "element %d of %d is %v, want %v (error %g, bound %g)", i, len(want), got[i], w, d, matmulTol(dt, k, w, mag[i]))
 			return
@@ -190,6 +197,37 @@ func TestMatmul(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%v %v@%v", c.dt, c.as, c.bs), func(t *testing.T) {
 			runMatmul(t, m, rng, c.dt, c.as, c.bs, ops.Matmul)
+		})
+	}
+}
+
+// NaN and Inf propagate as in NumPy: a NaN row gives a NaN row, Inf·0 is
+// NaN, Inf times finite non-zero values is ±Inf.
+func TestMatmulNaNInf(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	inf, nan := math.Inf(1), math.NaN()
+	av := []float64{1, nan, inf, 1, 1, 2, inf, 0, -inf, 1}
+	bv := []float64{1, 2, 3, 4}
+	want, mag, _ := refMatmul(av, []int{5, 2}, bv, []int{2, 2})
+	wantB, magB, _ := refMatmul([]float64{1, 2}, []int{1, 2}, []float64{inf, 0, 0, 1}, []int{2, 2})
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float16, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			for _, c := range []struct {
+				a, b      []float64
+				as, bs    []int
+				want, mag []float64
+			}{
+				{av, bv, []int{5, 2}, []int{2, 2}, want, mag},
+				{[]float64{1, 2}, []float64{inf, 0, 0, 1}, []int{1, 2}, []int{2, 2}, wantB, magB},
+			} {
+				a, b := linTensor(t, m, dt, c.a, c.as), linTensor(t, m, dt, c.b, c.bs)
+				op, err := ops.Matmul(m, a, b, nil)
+				require.NoError(t, err)
+				require.NoError(t, op.Run(context.Background()))
+				checkClose(t, dt, 2, linRead(t, op.Out()), c.want, c.mag)
+				require.NoError(t, op.Out().Close())
+				require.NoError(t, op.Close())
+			}
 		})
 	}
 }
