@@ -248,6 +248,9 @@ func TestMatmulCut(t *testing.T) {
 		{"both", 1, 3, []int{2, 65, 100}, []int{100, 65}, 2 * 2 * 2 * 3},
 	} {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Int32} {
+			if dt == tensor.Int32 && c.grid != 0 {
+				continue // integers only through the adding slices of k
+			}
 			t.Run(fmt.Sprintf("%s %v", c.name, dt), func(t *testing.T) {
 				defer ops.SetMatmulLimits(uint32(c.grid), c.kTiles)()
 				runMatmul(t, m, rng, dt, c.as, c.bs, func(o ops.Owner, a, b, out *tensor.Tensor) (*ops.Op, error) {

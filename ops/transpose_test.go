@@ -104,7 +104,7 @@ func TestTranspose(t *testing.T) {
 	}
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Int8, tensor.Float16, tensor.Float64, tensor.Bool} {
 		for i, c := range cases {
-			if dt != tensor.Float32 && i%3 != 0 && c.kernel != "tile" {
+			if dt != tensor.Float32 && i != 4 && i != 13 {
 				continue // every dtype through both kernels, not every case
 			}
 			t.Run(fmt.Sprintf("%v %v %v", dt, c.shape, c.perm), func(t *testing.T) {
