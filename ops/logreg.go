@@ -14,13 +14,19 @@ import (
 // (about 2d per step).
 const LogRegMaxFeatures = 16384
 
-// logRegRows is the samples one workgroup of the first pass handles.
-const logRegRows = 256
+// logRegPerInvocation returns how many samples each of the 256
+// invocations of the first pass takes for d features: 8 up to 128
+// features, fewer past, so the loops of one invocation stay under
+// lavapipe's cap, about 1024 iterations per 256·R samples.
+func logRegPerInvocation(d int) int {
+	return max(1, min(8, 1024/d))
+}
 
 // LogReg is one full-batch gradient-descent step of logistic regression
 // on float32 data, as two dispatches. In the first, each workgroup takes
-// 256 samples: an invocation per sample computes its prediction error and
-// loss, then the workgroup sums error × feature over its samples for
+// 256·R samples (R = 8 up to 128 features, 1024/d past it): an invocation
+// per sample (R of them each) computes its prediction error and loss,
+// then the workgroup sums error × feature over its samples for
 // every feature (blocks of up to 256 features, each summed over slices of
 // the samples and a tree), and writes the d gradient sums, the bias
 // gradient and the loss to its slot of a scratch buffer. In the second,
@@ -28,8 +34,8 @@ const logRegRows = 256
 // that column over every slot and updates it. No loop grows with the
 // sample count beyond slots/256 in the second pass.
 type LogReg struct {
-	op           *Op
-	m, d, groups int
+	op                 *Op
+	m, d, groups, rows int
 }
 
 // LogRegStep prepares training steps: x is m×d (row-major, 1 <= d <=
@@ -85,12 +91,13 @@ func (l *LogReg) build(x, y, w, b, loss *tensor.Tensor) error {
 		}
 	}
 	l.m, l.d = m, d
-	l.groups = (m + logRegRows - 1) / logRegRows
+	l.rows = 256 * logRegPerInvocation(d)
+	l.groups = (m + l.rows - 1) / l.rows
 	part, err := op.temp(tensor.Float32, []int{l.groups * (d + 2)})
 	if err != nil {
 		return err
 	}
-	groups, err := op.grid(uint64(l.groups)*logRegRows, logRegRows)
+	groups, err := op.grid(uint64(l.groups)*256, 256)
 	if err != nil {
 		return err
 	}
@@ -122,7 +129,8 @@ func (l *LogReg) AddTo(g *graph.Graph, lr float32) graph.Node {
 	return g.Dispatch(st[1].alg, uint32(l.m), uint32(l.groups), lr).Named("logreg/2")
 }
 
-// Groups returns how many workgroups the first dispatch runs.
+// Groups returns how many workgroups the first dispatch runs: one per
+// 256·R samples.
 func (l *LogReg) Groups() int { return l.groups }
 
 // Close releases the pipelines and the scratch buffer; sequences and
@@ -159,7 +167,7 @@ float reduce(float v) {
 // at a time, each over S slices of the workgroup's samples (FB·S = 256).
 func logRegGradGLSL(d int) string {
 	fb := 1
-	for fb < d && fb < logRegRows {
+	for fb < d && fb < 256 {
 		fb *= 2
 	}
 	return fmt.Sprintf(`#version 450
@@ -170,8 +178,8 @@ layout(std430, binding = 2) readonly buffer W { float w[]; };
 layout(std430, binding = 3) readonly buffer Bias { float b[]; };
 layout(std430, binding = 4) writeonly buffer Part { float part[]; };
 layout(push_constant) uniform P { uint m, groups; } p;
-const uint D = %[1]du, FB = %[2]du, S = %[3]du, STRIDE = D + 2u;
-shared float diff[256];
+const uint D = %[1]du, FB = %[2]du, S = %[3]du, R = %[5]du, ROWS = 256u * R, STRIDE = D + 2u;
+shared float diff[ROWS];
 %[4]s
 void main() {
 	uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
@@ -179,21 +187,27 @@ void main() {
 		return; // the whole workgroup
 	}
 	uint tid = gl_LocalInvocationIndex;
-	uint row0 = g * 256u;
-	uint rows = min(256u, p.m - row0);
-	float dv = 0.0, l = 0.0;
-	if (tid < rows) {
-		uint i = row0 + tid;
-		float z = b[0];
-		for (uint k = 0u; k < D; k++) {
-			z += w[k] * x[i * D + k];
+	uint row0 = g * ROWS;
+	uint rows = min(ROWS, p.m - row0);
+	float bias = b[0];
+	float db = 0.0, l = 0.0;
+	for (uint j = 0u; j < R; j++) {
+		uint r = j * 256u + tid;
+		float dv = 0.0;
+		if (r < rows) {
+			uint i = row0 + r;
+			float z = bias;
+			for (uint k = 0u; k < D; k++) {
+				z += w[k] * x[i * D + k];
+			}
+			float prob = 1.0 / (1.0 + exp(-z));
+			dv = prob - y[i];
+			float pl = clamp(prob, 1e-7, 1.0 - 1e-7);
+			l -= y[i] * log(pl) + (1.0 - y[i]) * log(1.0 - pl);
 		}
-		float prob = 1.0 / (1.0 + exp(-z));
-		dv = prob - y[i];
-		float pl = clamp(prob, 1e-7, 1.0 - 1e-7);
-		l = -(y[i] * log(pl) + (1.0 - y[i]) * log(1.0 - pl));
+		diff[r] = dv;
+		db += dv;
 	}
-	diff[tid] = dv;
 	barrier();
 	uint f = tid %% FB, s = tid / FB;
 	for (uint f0 = 0u; f0 < D; f0 += FB) {
@@ -217,14 +231,14 @@ void main() {
 		}
 		barrier();
 	}
-	float tb = reduce(dv);
+	float tb = reduce(db);
 	float tl = reduce(l);
 	if (tid == 0u) {
 		part[g * STRIDE + D] = tb;
 		part[g * STRIDE + D + 1u] = tl;
 	}
 }
-`, d, fb, logRegRows/fb, logRegReduceGLSL)
+`, d, fb, 256/fb, logRegReduceGLSL, logRegPerInvocation(d))
 }
 
 // logRegUpdateGLSL is the second pass: workgroup c sums column c of the
