@@ -87,7 +87,8 @@ func (t tiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
 var matmulMaxKTiles = 32768
 
 // matmulGridLimit, when not zero, replaces maxComputeWorkGroupCount (in
-// every dimension), for tests of the cutting.
+// every dimension) for matmul and the 2-D transpose, for tests of the
+// cutting.
 var matmulGridLimit uint32
 
 func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {

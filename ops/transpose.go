@@ -159,6 +159,9 @@ func gatherGLSL(dt tensor.Dtype, rank int) string {
 // out, for the test that shows the tests catch it.
 func (op *Op) transpose2D(dt tensor.Dtype, P, Q, batch int, ts []*tensor.Tensor) error {
 	lim := op.dev.Info.Limits.MaxComputeWorkGroupCount
+	if matmulGridLimit != 0 {
+		lim = [3]uint32{matmulGridLimit, matmulGridLimit, matmulGridLimit}
+	}
 	gx, gy := mmCeil(P, transposeTile), mmCeil(Q, transposeTile)
 	src := transpose2DGLSL(dt, transposeNoBarrier)
 	for z0 := 0; z0 < batch; z0 += int(lim[2]) {

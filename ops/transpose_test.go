@@ -249,6 +249,23 @@ func TestTransposeRecord(t *testing.T) {
 	assert.True(t, bytes.Equal(raw, gotRaw))
 }
 
+// A grid past the device's limits is cut into dispatches: forced with a
+// limit of 2 workgroups per dimension.
+func TestTransposeCut(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	defer ops.SetMatmulLimits(2, 1<<15)()
+	rng := rand.New(rand.NewPCG(29, 30))
+	shape := []int{3, 100, 70}
+	x, raw := randomTensor(t, m, rng, tensor.Float32, shape)
+	op, err := ops.Transpose(m, x, []int{0, 2, 1}, nil)
+	require.NoError(t, err)
+	defer op.Close()
+	defer op.Out().Close()
+	assert.Equal(t, 2*2*2, op.Dispatches())
+	require.NoError(t, op.Run(context.Background()))
+	assert.True(t, bytes.Equal(refTranspose(raw, 4, shape, []int{0, 2, 1}), readBytes(t, op.Out())))
+}
+
 // Empty dimensions give an empty result and no dispatch.
 func TestTransposeEmpty(t *testing.T) {
 	m, _ := testutil.Manager(t)
