@@ -140,6 +140,10 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	if nb == 0 || m == 0 || n == 0 {
 		return nil
 	}
+	if k == 0 {
+		// Zeros, without binding the empty a and b.
+		return op.zeros(c)
+	}
 	// Element strides of each batch dimension in a, b and out.
 	sa := stridesFor(as[:len(as)-2], batch)
 	sb := stridesFor(bs[:len(bs)-2], batch)
@@ -163,7 +167,7 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	gx, gy := mmCeil(n, t.BN), mmCeil(m, t.BM)
 	kstep := matmulMaxKTiles * t.BK
 	ts := []*tensor.Tensor{a, b, c}
-	for k0 := 0; k0 < max(k, 1); k0 += kstep {
+	for k0 := 0; k0 < k; k0 += kstep {
 		k1 := min(k, k0+kstep)
 		src := matmulGLSL(dt, len(dims), k0 > 0, t)
 		for z0 := 0; z0 < nb; z0 += int(lim[2]) {
@@ -184,6 +188,25 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 		}
 	}
 	return nil
+}
+
+// zeros adds a dispatch that writes zeros to c.
+func (op *Op) zeros(c *tensor.Tensor) error {
+	groups, err := op.grid(uint64(c.Len()), localSize)
+	if err != nil {
+		return err
+	}
+	src := header(c.Dtype()) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) writeonly buffer C { %s c[]; };
+layout(push_constant) uniform P { uint n; } p;
+%svoid main() {
+	uint i = gid();
+	if (i < p.n) {
+		c[i] = %s(0);
+	}
+}
+`, localSize, glslType(c.Dtype()), indexGLSL, glslType(c.Dtype()))
+	return op.dispatch(src, []*tensor.Tensor{c}, groups, uint32(c.Len()))
 }
 
 func mmCeil(a, b int) int { return (a + b - 1) / b }

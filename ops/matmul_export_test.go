@@ -49,3 +49,13 @@ func LocalSizes(op *Op) [][3]uint32 {
 	}
 	return out
 }
+
+// MatmulZeros prepares an Op that writes zeros to c (matmul's k = 0).
+func MatmulZeros(o Owner, c *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "matmul")
+	if err != nil {
+		return nil, err
+	}
+	op.outs = append(op.outs, c)
+	return op.done(op.zeros(c))
+}

@@ -346,6 +346,24 @@ func TestMatmulErrors(t *testing.T) {
 	assert.ErrorIs(t, err, vkflow.ErrInvalid)
 }
 
+// The kernel of k = 0 (testable before empty tensors are): zeros over
+// every element, for every dtype.
+func TestMatmulZeros(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float16, tensor.Int8, tensor.Int64} {
+		vals := make([]float64, 1000)
+		for i := range vals {
+			vals[i] = 7
+		}
+		c := linTensor(t, m, dt, vals, []int{10, 100})
+		op, err := ops.MatmulZeros(m, c)
+		require.NoError(t, err)
+		require.NoError(t, op.Run(context.Background()))
+		assert.Equal(t, make([]float64, 1000), linRead(t, c), "%v", dt)
+		require.NoError(t, op.Close())
+	}
+}
+
 // Empty dimensions: an empty batch, m or n gives an empty result and no
 // dispatch; k = 0 gives zeros.
 func TestMatmulEmpty(t *testing.T) {
