@@ -28,8 +28,9 @@ func init() {
 //
 // Dimensions that stay neighbours are merged first. A transpose of the
 // last two (merged) dimensions, batched or not, goes through 32×32 tiles
-// in shared memory, so reads and writes both walk memory in order; other
-// permutations gather, one invocation per output element.
+// in shared memory, so reads and writes both walk memory in order (in
+// 4-vectors for 4-byte elements when both sides are multiples of 4);
+// other permutations gather, one invocation per output element.
 func Transpose(o Owner, x *tensor.Tensor, perm []int, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "transpose", x)
 	if err != nil {
@@ -164,6 +165,9 @@ func (op *Op) transpose2D(dt tensor.Dtype, P, Q, batch int, ts []*tensor.Tensor)
 	}
 	gx, gy := mmCeil(P, transposeTile), mmCeil(Q, transposeTile)
 	src := transpose2DGLSL(dt, transposeNoBarrier)
+	if dt.Size() == 4 && P%4 == 0 && Q%4 == 0 {
+		src = transpose2DVec4GLSL(transposeNoBarrier)
+	}
 	for z0 := 0; z0 < batch; z0 += int(lim[2]) {
 		for y0 := 0; y0 < gy; y0 += int(lim[1]) {
 			for x0 := 0; x0 < gx; x0 += int(lim[0]) {
@@ -216,4 +220,57 @@ void main() {
 	}
 }
 `, head, buf, sh, transposeTile, transposeTile/transposeRows, barrier)
+}
+
+// transpose2DVec4GLSL is transpose2DGLSL for 4-byte elements when P and Q
+// are multiples of 4: every access moves a 4-vector (lavapipe loops over
+// the SIMD lanes once per access, so this is a quarter of the loops). 64
+// invocations each read 4 row pieces of 4 into the tile, then read back
+// a 4×4 block, transpose it in registers and write 4 row pieces out.
+func transpose2DVec4GLSL(noBarrier bool) string {
+	barrier := "barrier();"
+	if noBarrier {
+		barrier = ""
+	}
+	return fmt.Sprintf(`#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uvec4 x[]; };
+layout(std430, binding = 1) writeonly buffer Y { uvec4 y[]; };
+layout(push_constant) uniform P { uint P, Q, x0, y0, z0; } p;
+const uint T = %[1]du;
+shared uvec4 tile[T][T / 4u];
+void main() {
+	uint tid = gl_LocalInvocationIndex;
+	uint c0 = (gl_WorkGroupID.x + p.x0) * T, r0 = (gl_WorkGroupID.y + p.y0) * T;
+	uint base = (gl_WorkGroupID.z + p.z0) * p.P * p.Q;
+	uint q = tid %% (T / 4u), j0 = tid / (T / 4u);
+	for (uint j = j0; j < T; j += 64u / (T / 4u)) {
+		uint r = r0 + j;
+		if (r < p.Q && c0 + 4u * q < p.P) {
+			tile[j][q] = x[(base + r * p.P + c0) / 4u + q];
+		}
+	}
+	%[2]s
+	uint bs = tid %% (T / 4u), bp = tid / (T / 4u);
+	uvec4 v0 = tile[4u * bp][bs], v1 = tile[4u * bp + 1u][bs];
+	uvec4 v2 = tile[4u * bp + 2u][bs], v3 = tile[4u * bp + 3u][bs];
+	uint rq = r0 + 4u * bp;
+	if (rq < p.Q) {
+		uint o = (base + r0) / 4u + bp;
+		uint c = c0 + 4u * bs;
+		if (c < p.P) {
+			y[o + c * (p.Q / 4u)] = uvec4(v0.x, v1.x, v2.x, v3.x);
+		}
+		if (c + 1u < p.P) {
+			y[o + (c + 1u) * (p.Q / 4u)] = uvec4(v0.y, v1.y, v2.y, v3.y);
+		}
+		if (c + 2u < p.P) {
+			y[o + (c + 2u) * (p.Q / 4u)] = uvec4(v0.z, v1.z, v2.z, v3.z);
+		}
+		if (c + 3u < p.P) {
+			y[o + (c + 3u) * (p.Q / 4u)] = uvec4(v0.w, v1.w, v2.w, v3.w);
+		}
+	}
+}
+`, transposeTile, barrier)
 }

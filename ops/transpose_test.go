@@ -101,10 +101,14 @@ func TestTranspose(t *testing.T) {
 		{[]int{17}, nil, "gather"},
 		{[]int{}, nil, "gather"},
 		{[]int{2, 3}, []int{0, 1}, "gather"}, // identity: a copy
+		// 4-byte elements with both sides multiples of 4: 4-vectors
+		{[]int{4, 8}, nil, "tile4"},
+		{[]int{2, 36, 100}, []int{0, 2, 1}, "tile4"},
+		{[]int{128, 64}, nil, "tile4"},
 	}
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Int8, tensor.Float16, tensor.Float64, tensor.Bool} {
 		for i, c := range cases {
-			if dt != tensor.Float32 && i != 4 && i != 13 {
+			if dt != tensor.Float32 && i != 4 && i != 13 && i != 18 {
 				continue // every dtype through both kernels, not every case
 			}
 			t.Run(fmt.Sprintf("%v %v %v", dt, c.shape, c.perm), func(t *testing.T) {
@@ -133,8 +137,11 @@ func TestTranspose(t *testing.T) {
 				}
 				assert.Equal(t, oshape, op.Out().Shape())
 				local := [3]uint32{256, 1, 1}
-				if c.kernel == "tile" {
+				switch {
+				case c.kernel == "tile" || c.kernel == "tile4" && dt.Size() != 4:
 					local = [3]uint32{32, 8, 1}
+				case c.kernel == "tile4":
+					local = [3]uint32{64, 1, 1}
 				}
 				assert.Equal(t, [][3]uint32{local}, ops.LocalSizes(op), "kernel")
 				require.NoError(t, op.Run(context.Background()))
@@ -150,22 +157,25 @@ func TestTranspose(t *testing.T) {
 func TestTransposeMutationNoBarrier(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	rng := rand.New(rand.NewPCG(23, 24))
-	x, raw := randomTensor(t, m, rng, tensor.Float32, []int{64, 96})
-	want := refTranspose(raw, 4, []int{64, 96}, []int{1, 0})
-	for _, broken := range []bool{false, true} {
-		ops.SetTransposeNoBarrier(broken)
-		op, err := ops.Transpose(m, x, nil, nil)
-		ops.SetTransposeNoBarrier(false)
-		require.NoError(t, err)
-		require.NoError(t, op.Run(context.Background()))
-		got := readBytes(t, op.Out())
-		if broken {
-			assert.False(t, bytes.Equal(want, got), "the kernel without barrier() gave the right result: the tests cannot see a missing barrier")
-		} else {
-			assert.True(t, bytes.Equal(want, got))
+	// The 4-vector kernel (64×96 float32) and the scalar one (63×96).
+	for _, shape := range [][]int{{64, 96}, {63, 96}} {
+		x, raw := randomTensor(t, m, rng, tensor.Float32, shape)
+		want := refTranspose(raw, 4, shape, []int{1, 0})
+		for _, broken := range []bool{false, true} {
+			ops.SetTransposeNoBarrier(broken)
+			op, err := ops.Transpose(m, x, nil, nil)
+			ops.SetTransposeNoBarrier(false)
+			require.NoError(t, err)
+			require.NoError(t, op.Run(context.Background()))
+			got := readBytes(t, op.Out())
+			if broken {
+				assert.False(t, bytes.Equal(want, got), "%v: the kernel without barrier() gave the right result: the tests cannot see a missing barrier", shape)
+			} else {
+				assert.True(t, bytes.Equal(want, got), "%v", shape)
+			}
+			require.NoError(t, op.Out().Close())
+			require.NoError(t, op.Close())
 		}
-		require.NoError(t, op.Out().Close())
-		require.NoError(t, op.Close())
 	}
 }
 
@@ -255,15 +265,17 @@ func TestTransposeCut(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	defer ops.SetMatmulLimits(2, 1<<15)()
 	rng := rand.New(rand.NewPCG(29, 30))
-	shape := []int{3, 100, 70}
-	x, raw := randomTensor(t, m, rng, tensor.Float32, shape)
-	op, err := ops.Transpose(m, x, []int{0, 2, 1}, nil)
-	require.NoError(t, err)
-	defer op.Close()
-	defer op.Out().Close()
-	assert.Equal(t, 2*2*2, op.Dispatches())
-	require.NoError(t, op.Run(context.Background()))
-	assert.True(t, bytes.Equal(refTranspose(raw, 4, shape, []int{0, 2, 1}), readBytes(t, op.Out())))
+	// The scalar kernel (70 columns) and the 4-vector one (72).
+	for _, shape := range [][]int{{3, 100, 70}, {3, 100, 72}} {
+		x, raw := randomTensor(t, m, rng, tensor.Float32, shape)
+		op, err := ops.Transpose(m, x, []int{0, 2, 1}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 2*2*2, op.Dispatches())
+		require.NoError(t, op.Run(context.Background()))
+		assert.True(t, bytes.Equal(refTranspose(raw, 4, shape, []int{0, 2, 1}), readBytes(t, op.Out())), "%v", shape)
+		require.NoError(t, op.Out().Close())
+		require.NoError(t, op.Close())
+	}
 }
 
 // Empty dimensions give an empty result and no dispatch.
