@@ -35,9 +35,9 @@ func init() {
 // The kernel tiles the output in blocks of up to 128×128 per workgroup
 // of 128 invocations, each invocation summing a block of up to 16×8 in
 // registers over slices of k staged in shared memory; the batch is the
-// grid's z. A grid
-// past the device's maxComputeWorkGroupCount, or a k whose loop would
-// pass the driver's iteration cap, is cut into several dispatches.
+// grid's z. A grid past the device's maxComputeWorkGroupCount, or a k
+// whose loop would pass lavapipe's iteration cap, is cut into several
+// dispatches (those of later slices of k add to the output).
 func Matmul(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "matmul", a, b)
 	if err != nil {
@@ -82,8 +82,10 @@ func pickTiles(m, n int) tiles {
 func (t tiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
 
 // matmulMaxKTiles is the most k-steps one dispatch loops over. lavapipe
-// ends a shader loop silently after 65535 iterations; past this, k is cut
-// into dispatches that add to the output.
+// silently ends an invocation's loops once they have run 65535
+// iterations in all (nested loops count too: the kernel has no loop but
+// the one over k); past this, k is cut into dispatches that add to the
+// output.
 var matmulMaxKTiles = 32768
 
 // matmulGridLimit, when not zero, replaces maxComputeWorkGroupCount (in
