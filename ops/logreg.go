@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/sequence"
@@ -29,7 +30,9 @@ func logRegPerInvocation(d int) int {
 // then the workgroup sums error × feature over its samples for
 // every feature (blocks of up to 256 features, each summed over slices of
 // the samples and a tree), and writes the d gradient sums, the bias
-// gradient and the loss to its slot of a scratch buffer. In the second,
+// gradient and the loss to its slot of a scratch buffer (up to 16
+// features, an invocation keeps the sums of its samples in registers
+// instead, and the workgroup adds them four at a time). In the second,
 // one workgroup per weight (and one for the bias, one for the loss) adds
 // that column over every slot and updates it. No loop grows with the
 // sample count beyond slots/256 in the second pass.
@@ -101,7 +104,11 @@ func (l *LogReg) build(x, y, w, b, loss *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := op.dispatch(logRegGradGLSL(d), []*tensor.Tensor{x, y, w, b, part}, groups, uint32(m), uint32(l.groups)); err != nil {
+	grad := logRegGradGLSL(d)
+	if d <= logRegSmall {
+		grad = logRegGradSmallGLSL(d)
+	}
+	if err := op.dispatch(grad, []*tensor.Tensor{x, y, w, b, part}, groups, uint32(m), uint32(l.groups)); err != nil {
 		return err
 	}
 	return op.dispatch(logRegUpdateGLSL(d), []*tensor.Tensor{part, w, b, loss}, [3]uint32{uint32(d + 2), 1, 1}, uint32(m), uint32(l.groups), float32(0))
@@ -273,4 +280,82 @@ void main() {
 	}
 }
 `, d, logRegReduceGLSL)
+}
+
+// logRegSmall is the most features logRegGradSmallGLSL takes.
+const logRegSmall = 16
+
+// logRegGradSmallGLSL is the first pass for d <= logRegSmall features:
+// an invocation reads each of its samples once, keeps the d gradient sums,
+// the bias gradient and the loss in registers, and the workgroup adds
+// them four at a time in a tree of 4-vectors. The code is unrolled over
+// the features.
+func logRegGradSmallGLSL(d int) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	nv := (d + 2 + 3) / 4
+	w(`#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer Y { float y[]; };
+layout(std430, binding = 2) readonly buffer W { float w[]; };
+layout(std430, binding = 3) readonly buffer Bias { float b[]; };
+layout(std430, binding = 4) writeonly buffer Part { float part[]; };
+layout(push_constant) uniform P { uint m, groups; } p;
+const uint D = %du, R = %du, ROWS = 256u * R, STRIDE = D + 2u;
+shared vec4 red[256];
+vec4 reduce(vec4 v) {
+	uint tid = gl_LocalInvocationIndex;
+	red[tid] = v;
+	barrier();
+	for (uint s = 128u; s > 0u; s >>= 1) {
+		if (tid < s) {
+			red[tid] += red[tid + s];
+		}
+		barrier();
+	}
+	vec4 t = red[0];
+	barrier();
+	return t;
+}
+void main() {
+	uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+	if (g >= p.groups) {
+		return; // the whole workgroup
+	}
+	uint tid = gl_LocalInvocationIndex;
+	uint row0 = g * ROWS;
+	uint rows = min(ROWS, p.m - row0);
+	float bias = b[0];
+`, d, logRegPerInvocation(d))
+	for k := range d {
+		w("\tfloat w%d = w[%d];\n", k, k)
+	}
+	for k := range 4 * nv {
+		w("\tfloat a%d = 0.0;\n", k)
+	}
+	w("\tfor (uint j = 0u; j < R; j++) {\n\t\tuint r = j * 256u + tid;\n\t\tif (r < rows) {\n")
+	w("\t\t\tuint i = row0 + r, o = i * D;\n\t\t\tfloat z = bias;\n")
+	for k := range d {
+		w("\t\t\tfloat x%d = x[o + %du];\n\t\t\tz += w%d * x%d;\n", k, k, k, k)
+	}
+	w("\t\t\tfloat prob = 1.0 / (1.0 + exp(-z));\n\t\t\tfloat yi = y[i];\n\t\t\tfloat dv = prob - yi;\n")
+	for k := range d {
+		w("\t\t\ta%d += dv * x%d;\n", k, k)
+	}
+	w("\t\t\ta%d += dv;\n", d)
+	w("\t\t\tfloat pl = clamp(prob, 1e-7, 1.0 - 1e-7);\n")
+	w("\t\t\ta%d -= yi * log(pl) + (1.0 - yi) * log(1.0 - pl);\n", d+1)
+	w("\t\t}\n\t}\n")
+	for q := range nv {
+		w("\t{\n\t\tvec4 t = reduce(vec4(a%d, a%d, a%d, a%d));\n\t\tif (tid == 0u) {\n", 4*q, 4*q+1, 4*q+2, 4*q+3)
+		for c := range 4 {
+			if k := 4*q + c; k < d+2 {
+				w("\t\t\tpart[g * STRIDE + %du] = t.%c;\n", k, "xyzw"[c])
+			}
+		}
+		w("\t\t}\n\t}\n")
+	}
+	w("}\n")
+	return b.String()
 }
