@@ -350,8 +350,8 @@ func stageGuard(e, wg, total int) string {
 	return fmt.Sprintf("tid < %du", total-e)
 }
 
-// vec4Type returns the 4-vector of GLSL scalar type ct.
-func vec4Type(ct string) string {
+// vec4Of returns the 4-vector of GLSL scalar type ct.
+func vec4Of(ct string) string {
 	switch ct {
 	case "float":
 		return "vec4"
@@ -377,7 +377,7 @@ func vec4Type(ct string) string {
 // tcol) computes rows trow·TM.. and columns tcol·TN.. of the tile.
 func matmulVec4GLSL(b *strings.Builder, dt tensor.Dtype, rank int, accumulate bool, t tiles) {
 	st, ct := glslType(dt), computeType(dt)
-	vt := vec4Type(ct)
+	vt := vec4Of(ct)
 	wg := t.invocations()
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("shared %s As[BK][BM / 4u];\nshared %s Bs[BK][BN / 4u];\n", vt, vt)
