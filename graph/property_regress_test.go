@@ -9,7 +9,7 @@ import (
 
 	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/testutil"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 )
 
