@@ -161,7 +161,7 @@ def asarray(obj, dtype=None, device=None, copy=None):
     aliased when it can be: see :func:`from_dlpack`); True always copies;
     False never copies and raises :class:`CopyError` (a ValueError and a
     BufferError) when a copy is needed: a dtype change, another device,
-    Python data, or memory the device cannot import.
+    Python data and NumPy scalars, or memory the device cannot import.
     """
     if not isinstance(copy, (bool, type(None))):
         raise ValueError("asarray: copy must be None, True or False, not %r" % (copy,))
@@ -183,10 +183,11 @@ def asarray(obj, dtype=None, device=None, copy=None):
 
     mgr = _device(device, "asarray")
     np = _numpy()
-    if not hasattr(obj, "__dlpack__") and (hasattr(obj, "__array_interface__")
-                                           or isinstance(obj, memoryview)):
+    value = isinstance(obj, np.generic)  # a NumPy scalar: copied as Python data is
+    if not value and not hasattr(obj, "__dlpack__") and (
+            hasattr(obj, "__array_interface__") or isinstance(obj, memoryview)):
         obj = np.asarray(obj)  # a view of obj's memory, which DLPack can pass on
-    if hasattr(obj, "__dlpack__"):
+    if not value and hasattr(obj, "__dlpack__"):
         if want is None or want == _producer_dtype(obj):
             try:
                 return from_dlpack(obj, mgr, copy=copy)
