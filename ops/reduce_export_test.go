@@ -1,0 +1,25 @@
+package ops
+
+import (
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// SetReduceHooks sets the reduction test hooks (reduceHooks) and returns
+// a function that restores them. Tests that use it must not run in
+// parallel with other reductions.
+func SetReduceHooks(sharedOnly, skipLast, onePass bool) (restore func()) {
+	old := reduceHooks
+	reduceHooks.sharedOnly, reduceHooks.skipLast, reduceHooks.onePass = sharedOnly, skipLast, onePass
+	return func() { reduceHooks = old }
+}
+
+// ReduceUsesSubgroup reports whether a float32 sum's full-workgroup passes
+// use subgroup arithmetic on o's device (with the hooks as they are).
+func ReduceUsesSubgroup(o Owner) (bool, error) {
+	d, err := core.From(o)
+	if err != nil {
+		return false, err
+	}
+	return (&Op{dev: d}).useSubgroup(kindSum, tensor.Float32), nil
+}
