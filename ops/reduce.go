@@ -1,7 +1,11 @@
 package ops
 
 import (
+	"fmt"
 	"slices"
+
+	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/glsl"
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
@@ -248,12 +252,12 @@ func lanesLog(n int) int {
 	return lg
 }
 
-// useSubgroup reports whether a pass whose chunk is the whole workgroup
-// reduces with subgroup arithmetic: where the device has it in compute
+// subgroupAble reports whether passes whose chunk is the whole workgroup
+// reduce with subgroup arithmetic: where the device has it in compute
 // shaders, for 32-bit and float64 accumulators (8-, 16- and 64-bit
 // integers would need shaderSubgroupExtendedTypes), not for argmax.
-func (op *Op) useSubgroup(kind reduceKind, acc tensor.Dtype) bool {
-	if reduceHooks.sharedOnly || kind == kindArgmax {
+func (op *Op) subgroupAble(kind reduceKind, acc tensor.Dtype) bool {
+	if kind == kindArgmax {
 		return false
 	}
 	switch acc {
@@ -291,7 +295,8 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		if s.last {
 			g = 1
 		}
-		s.subgroup = lg == 8 && op.useSubgroup(s.kind, s.acc)
+		s.sgAble = op.subgroupAble(s.kind, s.acc)
+		s.subgroup = s.sgAble && lg == 8 && !reduceHooks.sharedOnly
 		pairs := lay.m * g
 		var dsts []*tensor.Tensor
 		switch {
@@ -322,7 +327,7 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 			return err
 		}
 		push := s.pushValues(uint32(n), uint32(pairs), uint32(g), uint32(lg), uint32(lay.n), lay.dims, lay.strides, lay.nk)
-		if err := op.dispatch(reduceSource(s), ts, groups, push...); err != nil {
+		if err := op.dispatchSpec(reduceSource(s), ts, groups, s.specs(), push...); err != nil {
 			return err
 		}
 		if s.last {
@@ -330,4 +335,23 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		}
 		srcs, n = dsts, g
 	}
+}
+
+// dispatchSpec is dispatch with specialization constants.
+func (op *Op) dispatchSpec(src string, ts []*tensor.Tensor, groups [3]uint32, specs []algorithm.Option, push ...any) error {
+	code, err := glsl.Compile(src, glsl.Name(op.name+".comp"))
+	if err != nil {
+		return fmt.Errorf("ops.%s: %w", op.name, err)
+	}
+	opts := append([]algorithm.Option{algorithm.Workgroups(groups[0], groups[1], groups[2])}, specs...)
+	a, err := algorithm.New(op.owner, code, ts, opts...)
+	if err != nil {
+		return fmt.Errorf("ops.%s: %w", op.name, err)
+	}
+	if _, err := algorithm.Push(push...); err != nil {
+		_ = a.Close()
+		return fmt.Errorf("ops.%s: %w", op.name, err)
+	}
+	op.steps = append(op.steps, step{alg: a, push: push})
+	return nil
 }

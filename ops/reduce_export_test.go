@@ -21,5 +21,5 @@ func ReduceUsesSubgroup(o Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return (&Op{dev: d}).useSubgroup(kindSum, tensor.Float32), nil
+	return (&Op{dev: d}).subgroupAble(kindSum, tensor.Float32) && !reduceHooks.sharedOnly, nil
 }

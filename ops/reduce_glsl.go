@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -38,38 +39,76 @@ const (
 	kindArgmax
 )
 
-// passSpec says which kernel a pass runs. Bindings: the input (for argmax
-// after the first pass: values, then indices), then the output (argmax
-// before the last pass: values, then indices), then, for expOf, the
-// per-output values subtracted before exp.
+// passSpec says what a pass computes. The GLSL source depends only on
+// the dtypes, on argmax's first and last passes (their bindings differ),
+// on expOf and on whether the device has subgroup arithmetic; the kind,
+// the layout, the mean's division and the subgroup tree are
+// specialization constants (specs), so passes that differ only in them
+// share one compiled module.
+//
+// Bindings: the input (argmax after the first pass: values, then
+// indices), then the output (argmax before the last pass: values, then
+// indices), then, for expOf, the per-output values subtracted before exp.
 type passSpec struct {
 	kind     reduceKind
 	in       tensor.Dtype // dtype read
 	acc      tensor.Dtype // accumulator dtype: what partials hold
-	out      tensor.Dtype // dtype written by the last pass
+	out      tensor.Dtype // dtype the last pass writes
 	first    bool         // reads the op's input (argmax: the index is the position)
 	strided  bool         // the input is read through dims/strides (first pass only)
 	last     bool         // writes the op's output
 	mean     bool         // the last pass divides by total
 	subgroup bool         // the lanes are the workgroup and reduce with subgroup arithmetic
+	sgAble   bool         // the device has subgroup arithmetic (the source may use it)
 	expOf    bool         // the first pass loads exp(x - m[o]) (softmax)
+}
+
+// Specialization constant IDs of the pass kernels.
+const (
+	specKind     = iota // uint: reduceKind (not argmax)
+	specStrided         // bool: read through dims/strides
+	specMean            // bool: divide by total (not argmax)
+	specSubgroup        // bool: the subgroup tree (only in sources with sgAble)
+)
+
+// written is the dtype a pass writes (argmax: its indices).
+func (s passSpec) written() tensor.Dtype {
+	switch {
+	case s.kind == kindArgmax && s.last:
+		return tensor.Int64
+	case s.last:
+		return s.out
+	}
+	return s.acc
+}
+
+// specs returns the pass's specialization constants.
+func (s passSpec) specs() []algorithm.Option {
+	o := []algorithm.Option{algorithm.Spec(specStrided, s.strided)}
+	if s.kind != kindArgmax {
+		o = append(o, algorithm.Spec(specKind, uint32(s.kind)), algorithm.Spec(specMean, s.last && s.mean))
+		if s.sgAble {
+			o = append(o, algorithm.Spec(specSubgroup, s.subgroup))
+		}
+	}
+	return o
 }
 
 // pushValues returns the push constants of a pass, in the order of the
 // block reduceSource declares.
 func (s passSpec) pushValues(n, pairs, g, lg, total uint32, dims, strides []int, nk int) []any {
-	v := []any{n, pairs, g, lg, total}
+	var d, st [maxRank]uint32
 	if s.strided {
-		var d, st [maxRank]uint32
 		for i := range dims {
 			d[i], st[i] = uint32(dims[i]), uint32(strides[i])
 		}
-		v = append(v, uint32(nk), uint32(len(dims)), d, st)
+	} else {
+		nk, dims = 0, nil
 	}
-	return v
+	return []any{n, pairs, g, lg, total, uint32(nk), uint32(len(dims)), d, st}
 }
 
-// accLiterals returns GLSL expressions for the identity of kind over the
+// identity returns a GLSL expression for the identity of kind over the
 // accumulator type acc.
 func identity(kind reduceKind, acc tensor.Dtype) string {
 	t := glslType(acc)
@@ -118,39 +157,49 @@ func nanLiteral(acc tensor.Dtype) string {
 	return "uintBitsToFloat(0x7fc00000u)"
 }
 
-// combineGLSL defines ACC comb(ACC a, ACC b) for kind, and for the
-// subgroup variant ACC sgop(ACC v) over the whole subgroup. Max and min
-// propagate NaN, as NumPy's do.
-func combineGLSL(kind reduceKind, acc tensor.Dtype, subgroup bool) string {
-	fl := isFloat(acc)
-	var comb, sg string
-	switch kind {
-	case kindSum:
-		comb, sg = "a + b", "subgroupAdd(v)"
-	case kindProd:
-		comb, sg = "a * b", "subgroupMul(v)"
-	case kindMax, kindMin:
-		fn, cmp := "max", ">"
-		if kind == kindMin {
-			fn, cmp = "min", "<"
-		}
-		if fl {
-			comb = fmt.Sprintf("(a %s b || isnan(a)) ? a : b", cmp)
-			// Subgroup min/max leave NaN undefined: reduce without NaNs
-			// and put one back where any lane had one.
-			sg = fmt.Sprintf("subgroupOr(isnan(v) ? 1u : 0u) != 0u ? %s : subgroup%s(isnan(v) ? %s : v)",
-				nanLiteral(acc), strings.ToUpper(fn[:1])+fn[1:], identity(kind, acc))
-		} else {
-			comb = fn + "(a, b)"
-			sg = "subgroup" + strings.ToUpper(fn[:1]) + fn[1:] + "(v)"
-		}
-	}
+// combineGLSL defines ident(), the identity, and comb(a, b) for the kind
+// given by KIND, and, with subgroup, sgop(v) over the whole subgroup. Max
+// and min propagate NaN, as NumPy's do. The branches on KIND are on a
+// specialization constant: the driver's compiler keeps only one.
+func combineGLSL(acc tensor.Dtype, subgroup bool) string {
 	t := glslType(acc)
-	src := fmt.Sprintf("%[1]s comb(%[1]s a, %[1]s b) { return %[2]s; }\n", t, comb)
-	if subgroup {
-		src += fmt.Sprintf("%[1]s sgop(%[1]s v) { return %[2]s; }\n", t, sg)
+	var b strings.Builder
+	kinds := []reduceKind{kindSum, kindProd, kindMax, kindMin}
+	fmt.Fprintf(&b, "%s ident() {\n", t)
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "\tif (KIND == %du) return %s;\n", k, identity(k, acc))
 	}
-	return src
+	fmt.Fprintf(&b, "\treturn %s(0);\n}\n", t)
+	comb := map[reduceKind]string{kindSum: "a + b", kindProd: "a * b"}
+	sg := map[reduceKind]string{kindSum: "subgroupAdd(v)", kindProd: "subgroupMul(v)"}
+	for _, k := range []reduceKind{kindMax, kindMin} {
+		fn, cmp := "Max", ">"
+		if k == kindMin {
+			fn, cmp = "Min", "<"
+		}
+		if isFloat(acc) {
+			comb[k] = fmt.Sprintf("(a %s b || isnan(a)) ? a : b", cmp)
+			// Subgroup min/max leave NaN undefined: reduce without
+			// NaNs and put one back where any lane had one.
+			sg[k] = fmt.Sprintf("subgroupOr(isnan(v) ? 1u : 0u) != 0u ? %s : subgroup%s(isnan(v) ? %s : v)", nanLiteral(acc), fn, identity(k, acc))
+		} else {
+			comb[k] = strings.ToLower(fn) + "(a, b)"
+			sg[k] = "subgroup" + fn + "(v)"
+		}
+	}
+	fmt.Fprintf(&b, "%[1]s comb(%[1]s a, %[1]s b) {\n", t)
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "\tif (KIND == %du) return %s;\n", k, comb[k])
+	}
+	b.WriteString("\treturn a;\n}\n")
+	if subgroup {
+		fmt.Fprintf(&b, "%[1]s sgop(%[1]s v) {\n", t)
+		for _, k := range kinds {
+			fmt.Fprintf(&b, "\tif (KIND == %du) return %s;\n", k, sg[k])
+		}
+		b.WriteString("\treturn v;\n}\n")
+	}
+	return b.String()
 }
 
 // betterGLSL defines bool better(ACC a, uint ia, ACC b, uint ib): whether
@@ -220,18 +269,22 @@ func expFn(acc tensor.Dtype) string {
 // reduceSource returns the GLSL of one pass.
 func reduceSource(s passSpec) string {
 	var b strings.Builder
-	dts := []tensor.Dtype{s.in, s.acc}
-	if s.last {
-		dts = append(dts, s.out)
-	}
-	if s.kind == kindArgmax {
-		dts = append(dts, tensor.Int64)
-	}
-	b.WriteString(header(dts...))
-	if s.subgroup {
+	argmax := s.kind == kindArgmax
+	wr := s.written()
+	b.WriteString(header(s.in, s.acc, wr))
+	sub := s.sgAble && !argmax
+	if sub {
 		b.WriteString("#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n")
 	}
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", reduceLocal)
+	fmt.Fprintf(&b, "layout(constant_id = %d) const bool STRIDED = false;\n", specStrided)
+	if !argmax {
+		fmt.Fprintf(&b, "layout(constant_id = %d) const uint KIND = 0u;\n", specKind)
+		fmt.Fprintf(&b, "layout(constant_id = %d) const bool MEAN = false;\n", specMean)
+	}
+	if sub {
+		fmt.Fprintf(&b, "layout(constant_id = %d) const bool SUBGROUP = false;\n", specSubgroup)
+	}
 	acc, in := glslType(s.acc), glslType(s.in)
 	bind := 0
 	buf := func(access, typ, name string) {
@@ -239,47 +292,39 @@ func reduceSource(s passSpec) string {
 		bind++
 	}
 	buf("readonly", in, "x")
-	if s.kind == kindArgmax && !s.first {
+	if argmax && !s.first {
 		buf("readonly", "uint", "xi")
 	}
 	switch {
-	case s.kind == kindArgmax && s.last:
+	case argmax && s.last:
 		buf("writeonly", "int64_t", "yi")
-	case s.kind == kindArgmax:
+	case argmax:
 		buf("writeonly", acc, "y")
 		buf("writeonly", "uint", "yi")
-	case s.last:
-		buf("writeonly", glslType(s.out), "y")
 	default:
-		buf("writeonly", acc, "y")
+		buf("writeonly", glslType(wr), "y")
 	}
 	if s.expOf {
 		buf("readonly", acc, "m")
 	}
-	b.WriteString("layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total;\n")
-	if s.strided {
-		fmt.Fprintf(&b, "\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n", maxRank, maxRank)
-	}
-	b.WriteString("};\n")
+	fmt.Fprintf(&b, "layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total;\n\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n};\n", maxRank, maxRank)
 	b.WriteString(indexGLSL)
-	if s.strided {
-		// outBase: the offset of output o's first element (kept dims
-		// 0..nk-1); raddr: the offset of element r of a segment (reduced
-		// dims nk..nd-1), both mixed-radix, row-major.
-		b.WriteString(`uint outBase(uint o) {
+	// outBase: the offset of output o's first element; raddr: the offset
+	// of element r of its segment. Strided: mixed-radix over the kept dims
+	// 0..nk-1 and the reduced dims nk..nd-1, row-major.
+	b.WriteString(`uint outBase(uint o) {
+	if (!STRIDED) return o * n;
 	uint a = 0u;
 	for (uint d = nk; d > 0u; d--) { a += (o % dims[d - 1u]) * strides[d - 1u]; o /= dims[d - 1u]; }
 	return a;
 }
 uint raddr(uint r) {
+	if (!STRIDED) return r;
 	uint a = 0u;
 	for (uint d = nd; d > nk; d--) { a += (r % dims[d - 1u]) * strides[d - 1u]; r /= dims[d - 1u]; }
 	return a;
 }
 `)
-	} else {
-		b.WriteString("uint outBase(uint o) { return o * n; }\nuint raddr(uint r) { return r; }\n")
-	}
 	if s.expOf {
 		if s.acc == tensor.Float64 {
 			b.WriteString(dexpGLSL())
@@ -288,22 +333,23 @@ uint raddr(uint r) {
 	} else {
 		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[1]s(x[a]); }\n", acc)
 	}
-	ident := identity(s.kind, s.acc)
-	if s.kind == kindArgmax {
+	if argmax {
 		b.WriteString(betterGLSL(s.acc))
+		fmt.Fprintf(&b, "%s ident() { return %s; }\n", acc, identity(kindArgmax, s.acc))
 		fmt.Fprintf(&b, "shared %s shv[%d];\nshared uint shi[%d];\n", acc, reduceLocal, reduceLocal)
 	} else {
-		b.WriteString(combineGLSL(s.kind, s.acc, s.subgroup))
+		b.WriteString(combineGLSL(s.acc, sub))
 		fmt.Fprintf(&b, "shared %s sh[%d];\n", acc, reduceLocal)
+		fmt.Fprintf(&b, "%[1]s fin(%[2]s v) { return %[1]s(MEAN ? v / %[2]s(total) : v); }\n", glslType(wr), acc)
 	}
 	fmt.Fprintf(&b, `void main() {
 	uint lid = gl_LocalInvocationID.x;
 	uint f = gid();
 	uint p = f >> lg;
 	uint j = f & ((1u << lg) - 1u);
-	%s acc = %s;
-`, acc, ident)
-	if s.kind == kindArgmax {
+	%s acc = ident();
+`, acc)
+	if argmax {
 		b.WriteString("\tuint ai = 0xffffffffu;\n")
 	}
 	fmt.Fprintf(&b, `	if (p < pairs) {
@@ -315,24 +361,16 @@ uint raddr(uint r) {
 			if (r < n) {
 `, itemsPerLane, itemsPerLane)
 	switch {
-	case s.kind == kindArgmax && s.first:
-		b.WriteString("\t\t\t\tuint a = base + raddr(r);\n\t\t\t\t" + acc + " v = load(o, a);\n\t\t\t\tif (better(v, r, acc, ai)) { acc = v; ai = r; }\n")
-	case s.kind == kindArgmax:
+	case argmax && s.first:
+		b.WriteString("\t\t\t\t" + acc + " v = load(o, base + raddr(r));\n\t\t\t\tif (better(v, r, acc, ai)) { acc = v; ai = r; }\n")
+	case argmax:
 		b.WriteString("\t\t\t\tuint a = base + raddr(r);\n\t\t\t\t" + acc + " v = load(o, a);\n\t\t\t\tif (better(v, xi[a], acc, ai)) { acc = v; ai = xi[a]; }\n")
 	default:
 		b.WriteString("\t\t\t\tacc = comb(acc, load(o, base + raddr(r)));\n")
 	}
 	b.WriteString("\t\t\t}\n\t\t}\n\t}\n")
 
-	fin := "acc"
-	if s.last && s.mean {
-		fin = fmt.Sprintf("acc / %s(total)", acc)
-	}
-	if s.last {
-		fin = fmt.Sprintf("%s(%s)", glslType(s.out), fin)
-	}
-	switch {
-	case s.kind == kindArgmax:
+	if argmax {
 		b.WriteString(`	shv[lid] = acc;
 	shi[lid] = ai;
 	barrier();
@@ -350,32 +388,35 @@ uint raddr(uint r) {
 		} else {
 			b.WriteString("\t\ty[p] = shv[lid];\n\t\tyi[p] = shi[lid];\n")
 		}
-		b.WriteString("\t}\n")
-	case s.subgroup:
-		// The workgroup is one chunk (lg == 8): each subgroup reduces its
-		// lanes, subgroup 0 then reduces the subgroups' results (a loop of
-		// at most reduceLocal/subgroupSize^2 steps, fixed by the device).
-		fmt.Fprintf(&b, `	acc = sgop(acc);
-	if (subgroupElect()) sh[gl_SubgroupID] = acc;
-	barrier();
-	if (gl_SubgroupID == 0u) {
-		acc = %s;
-		for (uint k = gl_SubgroupInvocationID; k < gl_NumSubgroups; k += gl_SubgroupSize) acc = comb(acc, sh[k]);
-		acc = sgop(acc);
-		if (subgroupElect() && p < pairs) y[p] = %s;
+		b.WriteString("\t}\n}\n")
+		return b.String()
 	}
-`, ident, fin)
-	default:
-		fmt.Fprintf(&b, `	sh[lid] = acc;
+	if sub {
+		// The workgroup is one chunk (lg == 8): each subgroup reduces its
+		// lanes, then subgroup 0 reduces the subgroups' results (a loop of
+		// reduceLocal/subgroupSize^2 steps at most, fixed by the device).
+		b.WriteString(`	if (SUBGROUP) {
+		acc = sgop(acc);
+		if (subgroupElect()) sh[gl_SubgroupID] = acc;
+		barrier();
+		if (gl_SubgroupID == 0u) {
+			acc = ident();
+			for (uint k = gl_SubgroupInvocationID; k < gl_NumSubgroups; k += gl_SubgroupSize) acc = comb(acc, sh[k]);
+			acc = sgop(acc);
+			if (subgroupElect() && p < pairs) y[p] = fin(acc);
+		}
+		return;
+	}
+`)
+	}
+	b.WriteString(`	sh[lid] = acc;
 	barrier();
 	for (uint s = (1u << lg) >> 1; s > 0u; s >>= 1) {
 		if (j < s) sh[lid] = comb(sh[lid], sh[lid + s]);
 		barrier();
 	}
-	acc = sh[lid];
-	if (j == 0u && p < pairs) y[p] = %s;
-`, fin)
-	}
-	b.WriteString("}\n")
+	if (j == 0u && p < pairs) y[p] = fin(sh[lid]);
+}
+`)
 	return b.String()
 }
