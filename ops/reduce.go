@@ -34,7 +34,7 @@ import (
 // first index among equals (NumPy's first occurrence).
 //
 // Any size is right: the op is a few passes, each reducing every output's
-// segment by up to 2048 (see reduce_glsl.go), and recorded as one dispatch
+// segment by up to 16384 (see reduce_glsl.go), and recorded as one dispatch
 // per pass; the sequence or graph puts the barriers between them. Float
 // sums add in a tree, whose rounding error grows with log2 of the length.
 
@@ -119,6 +119,7 @@ var reduceHooks struct {
 	sharedOnly bool // the shared-memory tree even where subgroup arithmetic exists
 	skipLast   bool // drop the last pass: the output is never written
 	onePass    bool // end after the first pass, which then reduces only each segment's first chunk
+	scalar     bool // load elements one by one even where 4-vectors would do
 }
 
 func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
@@ -297,6 +298,7 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		}
 		s.sgAble = op.subgroupAble(s.kind, s.acc)
 		s.subgroup = s.sgAble && lg == 8 && !reduceHooks.sharedOnly
+		s.vec4 = s.hasVec4() && !s.strided && (lay.m == 1 || n%4 == 0) && !reduceHooks.scalar
 		pairs := lay.m * g
 		var dsts []*tensor.Tensor
 		switch {

@@ -5,12 +5,15 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
-// SetReduceHooks sets the reduction test hooks (reduceHooks) and returns
-// a function that restores them. Tests that use it must not run in
-// parallel with other reductions.
-func SetReduceHooks(sharedOnly, skipLast, onePass bool) (restore func()) {
+// ReduceHooks are the reduction test hooks (reduceHooks).
+type ReduceHooks struct{ SharedOnly, SkipLast, OnePass, Scalar bool }
+
+// SetReduceHooks sets the reduction test hooks and returns a function
+// that restores them. Tests that use it must not run in parallel with
+// other reductions.
+func SetReduceHooks(h ReduceHooks) (restore func()) {
 	old := reduceHooks
-	reduceHooks.sharedOnly, reduceHooks.skipLast, reduceHooks.onePass = sharedOnly, skipLast, onePass
+	reduceHooks.sharedOnly, reduceHooks.skipLast, reduceHooks.onePass, reduceHooks.scalar = h.SharedOnly, h.SkipLast, h.OnePass, h.Scalar
 	return func() { reduceHooks = old }
 }
 

@@ -24,9 +24,11 @@ import (
 // lanes one chunk uses.
 const reduceLocal = 256
 
-// itemsPerLane is how many elements each lane loads: a workgroup reduces
-// up to 2048 elements.
-const itemsPerLane = 8
+// itemsPerLane is how many elements each lane loads (in four running
+// values): a workgroup reduces up to 16384 elements. Fewer would leave
+// lavapipe's time in the per-workgroup tree: 8 ran at a third of a copy
+// kernel's bandwidth, 64 at about its bandwidth.
+const itemsPerLane = 64
 
 // reduceKind is what a reduction computes.
 type reduceKind int
@@ -59,6 +61,7 @@ type passSpec struct {
 	last     bool         // writes the op's output
 	mean     bool         // the last pass divides by total
 	subgroup bool         // the lanes are the workgroup and reduce with subgroup arithmetic
+	vec4     bool         // lanes load 4-vectors: contiguous segments that start at multiples of 4
 	sgAble   bool         // the device has subgroup arithmetic (the source may use it)
 	expOf    bool         // the first pass loads exp(x - m[o]) (softmax)
 }
@@ -69,7 +72,39 @@ const (
 	specStrided         // bool: read through dims/strides
 	specMean            // bool: divide by total (not argmax)
 	specSubgroup        // bool: the subgroup tree (only in sources with sgAble)
+	specVec4            // bool: load 4 elements at a time (only in sources with vec4 views)
 )
+
+// vec4Type returns the 4-vector of dt's storage type, or "" where the
+// passes do not load vectors (64-bit types, whose vectors need 32-byte
+// alignment).
+func vec4Type(dt tensor.Dtype) string {
+	switch dt {
+	case tensor.Float16:
+		return "f16vec4"
+	case tensor.Float32:
+		return "vec4"
+	case tensor.Int8:
+		return "i8vec4"
+	case tensor.Int16:
+		return "i16vec4"
+	case tensor.Int32:
+		return "ivec4"
+	case tensor.Uint8, tensor.Bool:
+		return "u8vec4"
+	case tensor.Uint16:
+		return "u16vec4"
+	case tensor.Uint32:
+		return "uvec4"
+	}
+	return ""
+}
+
+// hasVec4 reports whether the pass's source has the vector view of its
+// input (the VEC4 constant).
+func (s passSpec) hasVec4() bool {
+	return s.kind != kindArgmax && !s.expOf && vec4Type(s.in) != ""
+}
 
 // written is the dtype a pass writes (argmax: its indices).
 func (s passSpec) written() tensor.Dtype {
@@ -89,6 +124,9 @@ func (s passSpec) specs() []algorithm.Option {
 		o = append(o, algorithm.Spec(specKind, uint32(s.kind)), algorithm.Spec(specMean, s.last && s.mean))
 		if s.sgAble {
 			o = append(o, algorithm.Spec(specSubgroup, s.subgroup))
+		}
+		if s.hasVec4() {
+			o = append(o, algorithm.Spec(specVec4, s.vec4))
 		}
 	}
 	return o
@@ -292,6 +330,12 @@ func reduceSource(s passSpec) string {
 		bind++
 	}
 	buf("readonly", in, "x")
+	vec := s.hasVec4()
+	if vec {
+		// The same buffer seen as vectors.
+		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0v { %s x4[]; };\n", vec4Type(s.in))
+		fmt.Fprintf(&b, "layout(constant_id = %d) const bool VEC4 = false;\n", specVec4)
+	}
 	if argmax && !s.first {
 		buf("readonly", "uint", "xi")
 	}
@@ -351,24 +395,58 @@ uint raddr(uint r) {
 `, acc)
 	if argmax {
 		b.WriteString("\tuint ai = 0xffffffffu;\n")
+	} else {
+		// Four running values per lane, combined at the end: a quarter of
+		// the sequential depth (rounding error) and independent chains.
+		fmt.Fprintf(&b, "\t%s a0 = acc, a1 = acc, a2 = acc, a3 = acc;\n", acc)
 	}
-	fmt.Fprintf(&b, `	if (p < pairs) {
-		uint o = p / g;
-		uint r0 = (p - o * g) * (%du << lg) + j;
-		uint base = outBase(o);
-		for (uint i = 0u; i < %du; i++) {
+	b.WriteString("\tif (p < pairs) {\n\t\tuint o = p / g;\n")
+	if vec {
+		// Lane j loads vectors j, j + lanes, ... of its chunk: the same
+		// elements as below, 4 at a time; a vector past the segment's end
+		// is loaded element by element.
+		fmt.Fprintf(&b, `		if (VEC4) {
+			uint base = o * n;
+			uint v0 = (p - o * g) * (%[1]du << lg) + j;
+			for (uint i = 0u; i < %[1]du; i++) {
+				uint r = (v0 + (i << lg)) * 4u;
+				if (r + 3u < n) {
+					%[2]s v = x4[(base + r) >> 2];
+					a0 = comb(a0, %[3]s(v.x));
+					a1 = comb(a1, %[3]s(v.y));
+					a2 = comb(a2, %[3]s(v.z));
+					a3 = comb(a3, %[3]s(v.w));
+				} else {
+					if (r < n) a0 = comb(a0, load(o, base + r));
+					if (r + 1u < n) a1 = comb(a1, load(o, base + r + 1u));
+					if (r + 2u < n) a2 = comb(a2, load(o, base + r + 2u));
+				}
+			}
+		} else {
+`, itemsPerLane/4, vec4Type(s.in), acc)
+	} else {
+		b.WriteString("\t\t{\n")
+	}
+	fmt.Fprintf(&b, "\t\tuint r0 = (p - o * g) * (%du << lg) + j;\n\t\tuint base = outBase(o);\n", itemsPerLane)
+	if argmax {
+		fmt.Fprintf(&b, `		for (uint i = 0u; i < %du; i++) {
 			uint r = r0 + (i << lg);
 			if (r < n) {
-`, itemsPerLane, itemsPerLane)
-	switch {
-	case argmax && s.first:
-		b.WriteString("\t\t\t\t" + acc + " v = load(o, base + raddr(r));\n\t\t\t\tif (better(v, r, acc, ai)) { acc = v; ai = r; }\n")
-	case argmax:
-		b.WriteString("\t\t\t\tuint a = base + raddr(r);\n\t\t\t\t" + acc + " v = load(o, a);\n\t\t\t\tif (better(v, xi[a], acc, ai)) { acc = v; ai = xi[a]; }\n")
-	default:
-		b.WriteString("\t\t\t\tacc = comb(acc, load(o, base + raddr(r)));\n")
+`, itemsPerLane)
+		if s.first {
+			b.WriteString("\t\t\t\t" + acc + " v = load(o, base + raddr(r));\n\t\t\t\tif (better(v, r, acc, ai)) { acc = v; ai = r; }\n")
+		} else {
+			b.WriteString("\t\t\t\tuint a = base + raddr(r);\n\t\t\t\t" + acc + " v = load(o, a);\n\t\t\t\tif (better(v, xi[a], acc, ai)) { acc = v; ai = xi[a]; }\n")
+		}
+		b.WriteString("\t\t\t}\n\t\t}\n\t\t}\n\t}\n")
+	} else {
+		// Element i of the lane goes to running value i % 4.
+		fmt.Fprintf(&b, "\t\tfor (uint i = 0u; i < %du; i += 4u) {\n", itemsPerLane)
+		for k := range 4 {
+			fmt.Fprintf(&b, "\t\t\tuint q%[1]d = r0 + ((i + %[1]du) << lg);\n\t\t\tif (q%[1]d < n) a%[1]d = comb(a%[1]d, load(o, base + raddr(q%[1]d)));\n", k)
+		}
+		b.WriteString("\t\t}\n\t\t}\n\t}\n\tacc = comb(comb(a0, a1), comb(a2, a3));\n")
 	}
-	b.WriteString("\t\t\t}\n\t\t}\n\t}\n")
 
 	if argmax {
 		b.WriteString(`	shv[lid] = acc;

@@ -407,16 +407,17 @@ func tiny(dt tensor.Dtype) float64 {
 }
 
 // depth bounds how many roundings an element's contribution to a sum goes
-// through: each pass adds it in a lane's running sum (at most 7 additions
-// of the 8 elements a lane loads) and then in a tree of at most 8 levels
-// (256 lanes); a pass divides the segment by 2048 or ends.
+// through: each pass adds it in one of a lane's four running sums (at most
+// 15 additions of the 16 elements each holds), then combines the four (2),
+// then a tree of at most 8 levels (256 lanes); a pass divides the segment
+// by 16384 or ends.
 func depth(n int) float64 {
 	passes := 1
-	for n > 2048 {
-		n = (n + 2047) / 2048
+	for n > 16384 {
+		n = (n + 16383) / 16384
 		passes++
 	}
-	return float64(15 * passes)
+	return float64(25 * passes)
 }
 
 // compare returns the mismatches between got and want (at most 10), each

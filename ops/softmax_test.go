@@ -117,8 +117,8 @@ func TestSoftmax(t *testing.T) {
 		{[]int{3, 4, 5}, []int{0, 1, 2}},
 		{[]int{1}, []int{0}},
 		{[]int{4097}, []int{0}},
-		{[]int{3, 4097}, []int{1}},
-		{[]int{4097, 3}, []int{0}},
+		{[]int{3, 20000}, []int{1}},
+		{[]int{20000, 3}, []int{0}},
 	} {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float16, tensor.Float64} {
 			h := randomHost(dt, tc.shape, uint64(len(tc.shape)))
@@ -257,13 +257,13 @@ func TestSoftmaxErrors(t *testing.T) {
 }
 
 // TestSoftmaxMutations shows the softmax checks notice a broken pass
-// structure: rows of 4097 need two passes for the max and two for the
+// structure: rows of 20000 need two passes for the max and two for the
 // sum.
 func TestSoftmaxMutations(t *testing.T) {
 	m, _ := testutil.Manager(t)
-	h := randomHost(tensor.Float32, []int{3, 4097}, 8)
+	h := randomHost(tensor.Float32, []int{3, 20000}, 8)
 	for r := range 3 {
-		h.f[r*4097+4096] = 4 // the maxima come last
+		h.f[r*20000+19999] = 4 // the maxima come last
 	}
 	x := upload(t, m, h)
 	op, err := ops.Softmax(m, x, 1, nil)
@@ -276,7 +276,7 @@ func TestSoftmaxMutations(t *testing.T) {
 		skipLast, onePass bool
 	}{{"skip last pass", true, false}, {"one pass", false, true}} {
 		t.Run(mut.name, func(t *testing.T) {
-			defer ops.SetReduceHooks(false, mut.skipLast, mut.onePass)()
+			defer ops.SetReduceHooks(ops.ReduceHooks{SkipLast: mut.skipLast, OnePass: mut.onePass})()
 			got := runSoftmax(t, m, x, 1)
 			assert.NotEmpty(t, softmaxMismatches(h, 1, got.f), "the mutation went unnoticed")
 		})
