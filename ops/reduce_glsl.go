@@ -356,17 +356,20 @@ func reduceSource(s passSpec) string {
 	// outBase: the offset of output o's first element; raddr: the offset
 	// of element r of its segment. Strided: mixed-radix over the kept dims
 	// 0..nk-1 and the reduced dims nk..nd-1, row-major.
+	// The outermost dimension of each needs no modulo: o < m and r < n.
 	b.WriteString(`uint outBase(uint o) {
 	if (!STRIDED) return o * n;
+	if (nk == 0u) return 0u;
 	uint a = 0u;
-	for (uint d = nk; d > 0u; d--) { a += (o % dims[d - 1u]) * strides[d - 1u]; o /= dims[d - 1u]; }
-	return a;
+	for (uint d = nk - 1u; d > 0u; d--) { a += (o % dims[d]) * strides[d]; o /= dims[d]; }
+	return a + o * strides[0];
 }
 uint raddr(uint r) {
 	if (!STRIDED) return r;
+	if (nd == nk) return 0u;
 	uint a = 0u;
-	for (uint d = nd; d > nk; d--) { a += (r % dims[d - 1u]) * strides[d - 1u]; r /= dims[d - 1u]; }
-	return a;
+	for (uint d = nd - 1u; d > nk; d--) { a += (r % dims[d]) * strides[d]; r /= dims[d]; }
+	return a + r * strides[nk];
 }
 `)
 	if s.expOf {
