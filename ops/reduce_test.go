@@ -96,31 +96,38 @@ func nearOne(dt tensor.Dtype, shape []int, seed uint64) host {
 	return h
 }
 
+// TestReduceDtypes runs every dtype's kernels. Each dtype compiles its
+// own modules, so the dtypes run in parallel (the test uses no hooks, and
+// the tests that do are not parallel).
 func TestReduceDtypes(t *testing.T) {
+	t.Parallel()
 	m, _ := testutil.Manager(t)
 	shape := []int{5, 300}
 	for _, dt := range tensor.Dtypes() {
-		h := randomHost(dt, shape, uint64(dt))
-		x := upload(t, m, h)
-		hp, xp := h, x
-		if isFloatDt(dt) {
-			hp = nearOne(dt, shape, uint64(dt))
-			xp = upload(t, m, hp)
-		}
-		for _, kind := range []string{"sum", "mean", "max", "min", "prod", "argmax"} {
-			if kind == "mean" && !isFloatDt(dt) {
-				continue
+		t.Run(dt.String(), func(t *testing.T) {
+			t.Parallel()
+			h := randomHost(dt, shape, uint64(dt))
+			x := upload(t, m, h)
+			hp, xp := h, x
+			if isFloatDt(dt) {
+				hp = nearOne(dt, shape, uint64(dt))
+				xp = upload(t, m, hp)
 			}
-			for _, axes := range [][]int{nil, {0}, {1}} {
-				t.Run(fmt.Sprintf("%v/%s/%v", dt, kind, axes), func(t *testing.T) {
-					if kind == "prod" {
-						checkReduce(t, m, kind, hp, xp, axes, false)
-					} else {
-						checkReduce(t, m, kind, h, x, axes, false)
-					}
-				})
+			for _, kind := range []string{"sum", "mean", "max", "min", "prod", "argmax"} {
+				if kind == "mean" && !isFloatDt(dt) {
+					continue
+				}
+				for _, axes := range [][]int{nil, {0}, {1}} {
+					t.Run(fmt.Sprintf("%s/%v", kind, axes), func(t *testing.T) {
+						if kind == "prod" {
+							checkReduce(t, m, kind, hp, xp, axes, false)
+						} else {
+							checkReduce(t, m, kind, h, x, axes, false)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -507,4 +514,19 @@ func TestReduceRegistry(t *testing.T) {
 		require.NoError(t, outs[0].Close())
 		assert.Empty(t, compare(tc.kind, got, reference(tc.kind, h, normalize(tc.at.Axes, 3), tc.at.KeepDims)), "%s %+v", tc.kind, tc.at)
 	}
+}
+
+// TestReduceStaged runs reductions and softmax with device memory that is
+// not mapped, as on a discrete GPU: inputs and outputs go through the
+// staging ring, partials stay in GPU-only scratch tensors.
+func TestReduceStaged(t *testing.T) {
+	m, _ := testutil.Manager(t, vkflow.WithStagedDeviceMemory())
+	h := randomHost(tensor.Float32, []int{3, 20000}, 21)
+	x := upload(t, m, h)
+	for _, kind := range []string{"sum", "max", "argmax"} {
+		checkReduce(t, m, kind, h, x, []int{1}, false)
+		checkReduce(t, m, kind, h, x, []int{0}, true)
+	}
+	got := runSoftmax(t, m, x, 1)
+	assert.Empty(t, softmaxMismatches(h, 1, got.f))
 }
