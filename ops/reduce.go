@@ -12,32 +12,6 @@ import (
 	"github.com/vkflow/vkflow/vk"
 )
 
-// Reductions along axes: Sum, Mean, Max, Min, Prod and Argmax.
-//
-// Axes: nil reduces every axis; negative axes count from the end; an
-// empty, non-nil list reduces none (each output is one element, as NumPy's
-// axis=()). keepDims keeps the reduced axes as dimensions of size 1.
-//
-// Result dtypes, as the array API gives them:
-//
-//	op        input                         result
-//	sum, prod float16, float32, float64     the same (float16 accumulates in float32, rounded once at the end)
-//	          int8..int64, bool             int64 (wraps as int64 does)
-//	          uint8..uint64                 uint64
-//	mean      float16, float32, float64     the same; integers are an error: cast first
-//	max, min  every dtype                   the same (bool: logical or / and)
-//	argmax    every dtype                   int64
-//
-// Empty reductions: a sum is 0, a prod 1, a mean NaN; max, min and argmax
-// of an empty segment are ErrInvalid (NumPy raises). NaN propagates
-// through max and min; argmax takes NaN as the maximum and gives the
-// first index among equals (NumPy's first occurrence).
-//
-// Any size is right: the op is a few passes, each reducing every output's
-// segment by up to 16384 (see reduce_glsl.go), and recorded as one dispatch
-// per pass; the sequence or graph puts the barriers between them. Float
-// sums add in a tree, whose rounding error grows with log2 of the length.
-
 func init() {
 	for name, f := range map[string]func(Owner, *tensor.Tensor, []int, bool, *tensor.Tensor) (*Op, error){
 		"sum": Sum, "mean": Mean, "max": Max, "min": Min, "prod": Prod,
@@ -75,29 +49,60 @@ func reduceBuilder(name string, f func(Owner, *tensor.Tensor, []int, bool, *tens
 	}
 }
 
-// Sum adds x's elements along axes ("sum"). See the package's reduction
-// notes (reduce.go) for axes and dtypes; out nil allocates the result.
+// Sum adds x's elements along axes ("sum"); out nil allocates the
+// result. What follows holds for every reduction (Sum, Mean, Prod, Max,
+// Min, Argmax).
+//
+// Axes: nil reduces every axis; negative axes count from the end; an
+// empty, non-nil list reduces none (each output is one element, as NumPy's
+// axis=()). keepDims keeps the reduced axes as dimensions of size 1.
+//
+// Result dtypes, as the array API gives them:
+//
+//	op        input                         result
+//	sum, prod float16, float32, float64     the same (float16 accumulates in float32, rounded once at the end)
+//	          int8..int64, bool             int64 (wraps as int64 does)
+//	          uint8..uint64                 uint64
+//	mean      float16, float32, float64     the same; integers are an error: cast first
+//	max, min  every dtype                   the same (bool: logical or / and)
+//	argmax    every dtype                   int64
+//
+// Empty reductions: a sum is 0, a prod 1, a mean NaN; max, min and argmax
+// of an empty segment are ErrInvalid (NumPy raises). NaN propagates
+// through max and min; argmax takes NaN as the maximum and gives the
+// first index among equals (NumPy's first occurrence).
+//
+// Any size is right: the op is a few passes, each reducing every output's
+// segment by up to 16384 (see reduce_glsl.go), recorded as one dispatch
+// per pass; the sequence or graph puts the barriers between them.
+// Workgroups combine their lanes with subgroup arithmetic where the
+// device has it, else in shared memory. A float sum rounds each element's
+// contribution at most 25 times per pass, so its error is at most
+// 25 * passes * eps * sum(|x|) (2 passes up to 268M elements).
 func Sum(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	return reduce(o, "sum", kindSum, false, x, axes, keepDims, out)
 }
 
 // Mean averages x's elements along axes ("mean"); floating-point dtypes
-// only.
+// only. Axes, dtypes and sizes as for Sum.
 func Mean(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	return reduce(o, "mean", kindSum, true, x, axes, keepDims, out)
 }
 
-// Prod multiplies x's elements along axes ("prod").
+// Prod multiplies x's elements along axes ("prod"). Axes, dtypes and
+// sizes as for Sum.
 func Prod(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	return reduce(o, "prod", kindProd, false, x, axes, keepDims, out)
 }
 
 // Max takes the largest of x's elements along axes ("max"); NaN wins.
+// Axes, dtypes and sizes as for Sum.
 func Max(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	return reduce(o, "max", kindMax, false, x, axes, keepDims, out)
 }
 
 // Min takes the smallest of x's elements along axes ("min"); NaN wins.
+// Axes, dtypes and sizes as for Sum.
 func Min(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	return reduce(o, "min", kindMin, false, x, axes, keepDims, out)
 }
