@@ -248,14 +248,21 @@ func (op *Op) reduceLayout(shape, axes []int) (redLayout, error) {
 	return l, nil
 }
 
-// lanesLog returns log2 of the lanes a chunk of a segment of n elements
-// uses: the fewest that load it whole, at most the workgroup.
-func lanesLog(n int) int {
-	lg := 0
+// passShape returns how a pass reduces segments of n elements: chunks of
+// items << lg elements, 1 << lg lanes each loading items elements. The
+// fewest lanes that load a segment whole with itemsPerLane each, at most
+// the workgroup; but a segment of over 1024 elements gets the whole
+// workgroup (whose tree is the cheapest: subgroup arithmetic) and as few
+// items per lane (a multiple of 4) as cover it.
+func passShape(n int) (lg, items int) {
 	for itemsPerLane<<lg < n && 1<<lg < reduceLocal {
 		lg++
 	}
-	return lg
+	if 1<<lg < reduceLocal && n > 4*reduceLocal {
+		per := (n + reduceLocal - 1) / reduceLocal
+		return 8, (per + 3) / 4 * 4
+	}
+	return lg, itemsPerLane
 }
 
 // subgroupAble reports whether passes whose chunk is the whole workgroup
@@ -288,8 +295,8 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 	n := lay.n
 	srcs := []*tensor.Tensor{x}
 	for pass := 0; ; pass++ {
-		lg := lanesLog(n)
-		g := max(1, (n+itemsPerLane<<lg-1)/(itemsPerLane<<lg))
+		lg, items := passShape(n)
+		g := max(1, (n+items<<lg-1)/(items<<lg))
 		s := base
 		s.first = pass == 0
 		s.strided = s.first && lay.strided
@@ -303,7 +310,7 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		}
 		s.sgAble = op.subgroupAble(s.kind, s.acc)
 		s.subgroup = s.sgAble && lg == 8 && !reduceHooks.sharedOnly
-		s.vec4 = s.hasVec4() && !s.strided && (lay.m == 1 || n%4 == 0) && !reduceHooks.scalar
+		s.vec4 = s.hasVec4() && !s.strided && !reduceHooks.scalar
 		pairs := lay.m * g
 		var dsts []*tensor.Tensor
 		switch {
@@ -333,7 +340,7 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		if err != nil {
 			return err
 		}
-		push := s.pushValues(uint32(n), uint32(pairs), uint32(g), uint32(lg), uint32(lay.n), lay.dims, lay.strides, lay.nk)
+		push := s.pushValues(uint32(n), uint32(pairs), uint32(g), uint32(lg), uint32(lay.n), uint32(items), lay.dims, lay.strides, lay.nk)
 		if err := op.dispatchSpec(reduceSource(s), ts, groups, s.specs(), push...); err != nil {
 			return err
 		}

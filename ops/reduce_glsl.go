@@ -10,9 +10,10 @@ import (
 )
 
 // GLSL for one reduction pass. A pass reduces each output's segment of n
-// elements by a fixed factor: the segment is cut into chunks of
-// itemsPerLane << lg elements, each reduced by 1 << lg lanes (invocations)
-// that load itemsPerLane elements each and then combine their values in a
+// elements by a fixed factor: the segment is cut into chunks of it << lg
+// elements, each reduced by 1 << lg lanes (invocations) that load it
+// elements each (it <= itemsPerLane, a multiple of 4) and then combine
+// their values in a
 // tree (shared memory, or subgroup arithmetic when the lanes are the whole
 // workgroup). Chunk c of output o is "pair" p = o*g + c, where g is the
 // chunk count per output; the pass writes one value per pair, so the next
@@ -61,7 +62,7 @@ type passSpec struct {
 	last     bool         // writes the op's output
 	mean     bool         // the last pass divides by total
 	subgroup bool         // the lanes are the workgroup and reduce with subgroup arithmetic
-	vec4     bool         // lanes load 4-vectors: contiguous segments that start at multiples of 4
+	vec4     bool         // lanes load 4-vectors (contiguous input)
 	sgAble   bool         // the device has subgroup arithmetic (the source may use it)
 	expOf    bool         // the first pass loads exp(x - m[o]) (softmax)
 }
@@ -134,7 +135,7 @@ func (s passSpec) specs() []algorithm.Option {
 
 // pushValues returns the push constants of a pass, in the order of the
 // block reduceSource declares.
-func (s passSpec) pushValues(n, pairs, g, lg, total uint32, dims, strides []int, nk int) []any {
+func (s passSpec) pushValues(n, pairs, g, lg, total, items uint32, dims, strides []int, nk int) []any {
 	var d, st [maxRank]uint32
 	if s.strided {
 		for i := range dims {
@@ -143,7 +144,7 @@ func (s passSpec) pushValues(n, pairs, g, lg, total uint32, dims, strides []int,
 	} else {
 		nk, dims = 0, nil
 	}
-	return []any{n, pairs, g, lg, total, uint32(nk), uint32(len(dims)), d, st}
+	return []any{n, pairs, g, lg, total, items, uint32(nk), uint32(len(dims)), d, st}
 }
 
 // identity returns a GLSL expression for the identity of kind over the
@@ -351,7 +352,7 @@ func reduceSource(s passSpec) string {
 	if s.expOf {
 		buf("readonly", acc, "m")
 	}
-	fmt.Fprintf(&b, "layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total;\n\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n};\n", maxRank, maxRank)
+	fmt.Fprintf(&b, "layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total; uint it;\n\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n};\n", maxRank, maxRank)
 	b.WriteString(indexGLSL)
 	// outBase: the offset of output o's first element; raddr: the offset
 	// of element r of its segment. Strided: mixed-radix over the kept dims
@@ -405,24 +406,32 @@ uint raddr(uint r) {
 	}
 	b.WriteString("\tif (p < pairs) {\n\t\tuint o = p / g;\n")
 	if vec {
-		// Lane j loads vectors j, j + lanes, ... of its chunk: the same
-		// elements as below, 4 at a time; a vector past the segment's end
-		// is loaded element by element.
+		// Lane j loads vectors j, j + lanes, ... from the 4-aligned one
+		// holding the chunk's first element, and takes the components that
+		// are in the chunk: the chunk's elements, 4 at a time (one more
+		// vector when the chunk does not start at a multiple of 4). A
+		// vector past the buffer's end (m*n elements) is loaded element by
+		// element.
 		fmt.Fprintf(&b, `		if (VEC4) {
-			uint base = o * n;
-			uint v0 = (p - o * g) * (%[1]du << lg) + j;
-			for (uint i = 0u; i < %[1]du; i++) {
-				uint r = (v0 + (i << lg)) * 4u;
-				if (r + 3u < n) {
-					%[2]s v = x4[(base + r) >> 2];
-					a0 = comb(a0, %[3]s(v.x));
-					a1 = comb(a1, %[3]s(v.y));
-					a2 = comb(a2, %[3]s(v.z));
-					a3 = comb(a3, %[3]s(v.w));
-				} else {
-					if (r < n) a0 = comb(a0, load(o, base + r));
-					if (r + 1u < n) a1 = comb(a1, load(o, base + r + 1u));
-					if (r + 2u < n) a2 = comb(a2, load(o, base + r + 2u));
+			uint s0 = o * n + (p - o * g) * (it << lg);
+			uint e0 = min(s0 + (it << lg), o * n + n);
+			uint len = (pairs / g) * n;
+			uint v0 = (s0 >> 2) + j;
+			for (uint i = 0u; i <= %[1]du; i++) {
+				if (i > it / 4u) break;
+				uint e = (v0 + (i << lg)) * 4u;
+				if (e < e0) {
+					if (e + 3u < len) {
+						%[2]s v = x4[e >> 2];
+						if (e >= s0) a0 = comb(a0, %[3]s(v.x));
+						if (e + 1u >= s0 && e + 1u < e0) a1 = comb(a1, %[3]s(v.y));
+						if (e + 2u >= s0 && e + 2u < e0) a2 = comb(a2, %[3]s(v.z));
+						if (e + 3u < e0) a3 = comb(a3, %[3]s(v.w));
+					} else {
+						if (e >= s0) a0 = comb(a0, load(o, e));
+						if (e + 1u >= s0 && e + 1u < e0) a1 = comb(a1, load(o, e + 1u));
+						if (e + 2u >= s0 && e + 2u < e0) a2 = comb(a2, load(o, e + 2u));
+					}
 				}
 			}
 		} else {
@@ -430,9 +439,10 @@ uint raddr(uint r) {
 	} else {
 		b.WriteString("\t\t{\n")
 	}
-	fmt.Fprintf(&b, "\t\tuint r0 = (p - o * g) * (%du << lg) + j;\n\t\tuint base = outBase(o);\n", itemsPerLane)
+	b.WriteString("\t\tuint r0 = (p - o * g) * (it << lg) + j;\n\t\tuint base = outBase(o);\n")
 	if argmax {
 		fmt.Fprintf(&b, `		for (uint i = 0u; i < %du; i++) {
+			if (i >= it) break;
 			uint r = r0 + (i << lg);
 			if (r < n) {
 `, itemsPerLane)
@@ -444,7 +454,7 @@ uint raddr(uint r) {
 		b.WriteString("\t\t\t}\n\t\t}\n\t\t}\n\t}\n")
 	} else {
 		// Element i of the lane goes to running value i % 4.
-		fmt.Fprintf(&b, "\t\tfor (uint i = 0u; i < %du; i += 4u) {\n", itemsPerLane)
+		fmt.Fprintf(&b, "\t\tfor (uint i = 0u; i < %du; i += 4u) {\n\t\t\tif (i >= it) break;\n", itemsPerLane)
 		for k := range 4 {
 			fmt.Fprintf(&b, "\t\t\tuint q%[1]d = r0 + ((i + %[1]du) << lg);\n\t\t\tif (q%[1]d < n) a%[1]d = comb(a%[1]d, load(o, base + raddr(q%[1]d)));\n", k)
 		}
