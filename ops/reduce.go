@@ -125,6 +125,7 @@ var reduceHooks struct {
 	skipLast   bool // drop the last pass: the output is never written
 	onePass    bool // end after the first pass, which then reduces only each segment's first chunk
 	scalar     bool // load elements one by one even where 4-vectors would do
+	noColumns  bool // no column mode for strided reads
 }
 
 func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
@@ -296,10 +297,18 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 	srcs := []*tensor.Tensor{x}
 	for pass := 0; ; pass++ {
 		lg, items := passShape(n)
-		g := max(1, (n+items<<lg-1)/(items<<lg))
 		s := base
 		s.first = pass == 0
 		s.strided = s.first && lay.strided
+		// Reading through strides where the outputs' innermost dimension
+		// is contiguous (reducing leading axes): one lane per chunk of
+		// itemsPerLane, neighbouring lanes on neighbouring outputs, so
+		// their loads share cache lines.
+		s.columns = s.strided && lay.nk > 0 && lay.strides[lay.nk-1] == 1 && !reduceHooks.noColumns
+		if s.columns {
+			lg, items = 0, itemsPerLane
+		}
+		g := max(1, (n+items<<lg-1)/(items<<lg))
 		s.expOf = s.first && base.expOf
 		if !s.first {
 			s.in = s.acc

@@ -6,14 +6,14 @@ import (
 )
 
 // ReduceHooks are the reduction test hooks (reduceHooks).
-type ReduceHooks struct{ SharedOnly, SkipLast, OnePass, Scalar bool }
+type ReduceHooks struct{ SharedOnly, SkipLast, OnePass, Scalar, NoColumns bool }
 
 // SetReduceHooks sets the reduction test hooks and returns a function
 // that restores them. Tests that use it must not run in parallel with
 // other reductions.
 func SetReduceHooks(h ReduceHooks) (restore func()) {
 	old := reduceHooks
-	reduceHooks.sharedOnly, reduceHooks.skipLast, reduceHooks.onePass, reduceHooks.scalar = h.SharedOnly, h.SkipLast, h.OnePass, h.Scalar
+	reduceHooks.sharedOnly, reduceHooks.skipLast, reduceHooks.onePass, reduceHooks.scalar, reduceHooks.noColumns = h.SharedOnly, h.SkipLast, h.OnePass, h.Scalar, h.NoColumns
 	return func() { reduceHooks = old }
 }
 

@@ -63,6 +63,7 @@ type passSpec struct {
 	mean     bool         // the last pass divides by total
 	subgroup bool         // the lanes are the workgroup and reduce with subgroup arithmetic
 	vec4     bool         // lanes load 4-vectors (contiguous input)
+	columns  bool         // strided, one lane per pair, pairs chunk-major
 	sgAble   bool         // the device has subgroup arithmetic (the source may use it)
 	expOf    bool         // the first pass loads exp(x - m[o]) (softmax)
 }
@@ -74,6 +75,7 @@ const (
 	specMean            // bool: divide by total (not argmax)
 	specSubgroup        // bool: the subgroup tree (only in sources with sgAble)
 	specVec4            // bool: load 4 elements at a time (only in sources with vec4 views)
+	specColumns         // bool: pairs chunk-major, one lane each (strided reads of neighbouring outputs)
 )
 
 // vec4Type returns the 4-vector of dt's storage type, or "" where the
@@ -120,7 +122,7 @@ func (s passSpec) written() tensor.Dtype {
 
 // specs returns the pass's specialization constants.
 func (s passSpec) specs() []algorithm.Option {
-	o := []algorithm.Option{algorithm.Spec(specStrided, s.strided)}
+	o := []algorithm.Option{algorithm.Spec(specStrided, s.strided), algorithm.Spec(specColumns, s.columns)}
 	if s.kind != kindArgmax {
 		o = append(o, algorithm.Spec(specKind, uint32(s.kind)), algorithm.Spec(specMean, s.last && s.mean))
 		if s.sgAble {
@@ -317,6 +319,7 @@ func reduceSource(s passSpec) string {
 	}
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", reduceLocal)
 	fmt.Fprintf(&b, "layout(constant_id = %d) const bool STRIDED = false;\n", specStrided)
+	fmt.Fprintf(&b, "layout(constant_id = %d) const bool COLUMNS = false;\n", specColumns)
 	if !argmax {
 		fmt.Fprintf(&b, "layout(constant_id = %d) const uint KIND = 0u;\n", specKind)
 		fmt.Fprintf(&b, "layout(constant_id = %d) const bool MEAN = false;\n", specMean)
@@ -395,6 +398,13 @@ uint raddr(uint r) {
 	uint f = gid();
 	uint p = f >> lg;
 	uint j = f & ((1u << lg) - 1u);
+	// Pair p is chunk c of output o, and its partial goes to q (outputs
+	// major). COLUMNS orders pairs chunk-major, so neighbouring lanes
+	// take neighbouring outputs.
+	uint outs = pairs / g;
+	uint o = COLUMNS ? p %% outs : p / g;
+	uint c = COLUMNS ? p / outs : p - o * g;
+	uint q = o * g + c;
 	%s acc = ident();
 `, acc)
 	if argmax {
@@ -404,7 +414,7 @@ uint raddr(uint r) {
 		// the sequential depth (rounding error) and independent chains.
 		fmt.Fprintf(&b, "\t%s a0 = acc, a1 = acc, a2 = acc, a3 = acc;\n", acc)
 	}
-	b.WriteString("\tif (p < pairs) {\n\t\tuint o = p / g;\n")
+	b.WriteString("\tif (p < pairs) {\n")
 	if vec {
 		// Lane j loads vectors j, j + lanes, ... from the 4-aligned one
 		// holding the chunk's first element, and takes the components that
@@ -413,7 +423,7 @@ uint raddr(uint r) {
 		// vector past the buffer's end (m*n elements) is loaded element by
 		// element.
 		fmt.Fprintf(&b, `		if (VEC4) {
-			uint s0 = o * n + (p - o * g) * (it << lg);
+			uint s0 = o * n + c * (it << lg);
 			uint e0 = min(s0 + (it << lg), o * n + n);
 			uint len = (pairs / g) * n;
 			uint v0 = (s0 >> 2) + j;
@@ -439,7 +449,7 @@ uint raddr(uint r) {
 	} else {
 		b.WriteString("\t\t{\n")
 	}
-	b.WriteString("\t\tuint r0 = (p - o * g) * (it << lg) + j;\n\t\tuint base = outBase(o);\n")
+	b.WriteString("\t\tuint r0 = c * (it << lg) + j;\n\t\tuint base = outBase(o);\n")
 	if argmax {
 		fmt.Fprintf(&b, `		for (uint i = 0u; i < %du; i++) {
 			if (i >= it) break;
@@ -475,9 +485,9 @@ uint raddr(uint r) {
 	if (j == 0u && p < pairs) {
 `)
 		if s.last {
-			b.WriteString("\t\tyi[p] = int64_t(shi[lid]);\n")
+			b.WriteString("\t\tyi[q] = int64_t(shi[lid]);\n")
 		} else {
-			b.WriteString("\t\ty[p] = shv[lid];\n\t\tyi[p] = shi[lid];\n")
+			b.WriteString("\t\ty[q] = shv[lid];\n\t\tyi[q] = shi[lid];\n")
 		}
 		b.WriteString("\t}\n}\n")
 		return b.String()
@@ -494,7 +504,7 @@ uint raddr(uint r) {
 			acc = ident();
 			for (uint k = gl_SubgroupInvocationID; k < gl_NumSubgroups; k += gl_SubgroupSize) acc = comb(acc, sh[k]);
 			acc = sgop(acc);
-			if (subgroupElect() && p < pairs) y[p] = fin(acc);
+			if (subgroupElect() && p < pairs) y[q] = fin(acc);
 		}
 		return;
 	}
@@ -506,7 +516,7 @@ uint raddr(uint r) {
 		if (j < s) sh[lid] = comb(sh[lid], sh[lid + s]);
 		barrier();
 	}
-	if (j == 0u && p < pairs) y[p] = fin(sh[lid]);
+	if (j == 0u && p < pairs) y[q] = fin(sh[lid]);
 }
 `)
 	return b.String()

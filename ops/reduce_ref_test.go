@@ -410,11 +410,12 @@ func tiny(dt tensor.Dtype) float64 {
 // through: each pass adds it in one of a lane's four running sums (at most
 // 15 additions of the 16 elements each holds), then combines the four (2),
 // then a tree of at most 8 levels (256 lanes); a pass divides the segment
-// by 16384 or ends.
+// by at least 64 (a strided first pass in column mode; contiguous passes
+// by up to 16384) or ends.
 func depth(n int) float64 {
 	passes := 1
-	for n > 16384 {
-		n = (n + 16383) / 16384
+	for n > 64 {
+		n = (n + 63) / 64
 		passes++
 	}
 	return float64(25 * passes)

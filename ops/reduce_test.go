@@ -134,15 +134,15 @@ func TestReduceDtypes(t *testing.T) {
 // modesFor returns the ways to run a reduction of segments of n: as the
 // device gives it (subgroup arithmetic where the device has it, 4-vector
 // loads where the layout allows), with the shared-memory tree forced
-// (where passes use the whole workgroup: n > 8192), and, with scalar,
-// with element-by-element loads forced.
+// (where passes use the whole workgroup: n > 1024), and, with scalar,
+// with element-by-element loads and no column mode for strided reads.
 func modesFor(n int, scalar bool) []ops.ReduceHooks {
 	modes := []ops.ReduceHooks{{}}
-	if n > 8192 {
+	if n > 1024 {
 		modes = append(modes, ops.ReduceHooks{SharedOnly: true})
 	}
 	if scalar {
-		modes = append(modes, ops.ReduceHooks{Scalar: true})
+		modes = append(modes, ops.ReduceHooks{Scalar: true, NoColumns: true})
 	}
 	return modes
 }
