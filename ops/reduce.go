@@ -3,7 +3,6 @@ package ops
 import (
 	"slices"
 
-
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
@@ -356,4 +355,3 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		srcs, n = dsts, g
 	}
 }
-
