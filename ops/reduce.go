@@ -1,11 +1,7 @@
 package ops
 
 import (
-	"fmt"
 	"slices"
-
-	"github.com/vkflow/vkflow/algorithm"
-	"github.com/vkflow/vkflow/glsl"
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
@@ -358,23 +354,4 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		}
 		srcs, n = dsts, g
 	}
-}
-
-// dispatchSpec is dispatch with specialization constants.
-func (op *Op) dispatchSpec(src string, ts []*tensor.Tensor, groups [3]uint32, specs []algorithm.Option, push ...any) error {
-	code, err := glsl.Compile(src, glsl.Name(op.name+".comp"))
-	if err != nil {
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	opts := append([]algorithm.Option{algorithm.Workgroups(groups[0], groups[1], groups[2])}, specs...)
-	a, err := algorithm.New(op.owner, code, ts, opts...)
-	if err != nil {
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	if _, err := algorithm.Push(push...); err != nil {
-		_ = a.Close()
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	op.steps = append(op.steps, step{alg: a, push: push})
-	return nil
 }

@@ -77,10 +77,10 @@ const (
 	specColumns         // bool: pairs chunk-major, one lane each (strided reads of neighbouring outputs)
 )
 
-// vec4Type returns the 4-vector of dt's storage type, or "" where the
+// storageVec4 returns the 4-vector of dt's storage type, or "" where the
 // passes do not load vectors (64-bit types, whose vectors need 32-byte
 // alignment).
-func vec4Type(dt tensor.Dtype) string {
+func storageVec4(dt tensor.Dtype) string {
 	switch dt {
 	case tensor.Float16:
 		return "f16vec4"
@@ -105,7 +105,7 @@ func vec4Type(dt tensor.Dtype) string {
 // hasVec4 reports whether the pass's source has the vector view of its
 // input (the VEC4 constant).
 func (s passSpec) hasVec4() bool {
-	return s.kind != kindArgmax && !s.expOf && vec4Type(s.in) != ""
+	return s.kind != kindArgmax && !s.expOf && storageVec4(s.in) != ""
 }
 
 // written is the dtype a pass writes (argmax: its indices).
@@ -178,7 +178,7 @@ func reduceSource(s passSpec) string {
 	vec := s.hasVec4()
 	if vec {
 		// The same buffer seen as vectors.
-		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0v { %s x4[]; };\n", vec4Type(s.in))
+		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0v { %s x4[]; };\n", storageVec4(s.in))
 		fmt.Fprintf(&b, "layout(constant_id = %d) const bool VEC4 = false;\n", specVec4)
 	}
 	if argmax && !s.first {
@@ -286,7 +286,7 @@ uint raddr(uint r) {
 				}
 			}
 		} else {
-`, itemsPerLane/4, vec4Type(s.in), acc)
+`, itemsPerLane/4, storageVec4(s.in), acc)
 	} else {
 		b.WriteString("\t\t{\n")
 	}

@@ -26,33 +26,13 @@ type host struct {
 	i     []int64
 }
 
-func isFloatDt(dt tensor.Dtype) bool {
-	return dt == tensor.Float16 || dt == tensor.Float32 || dt == tensor.Float64
-}
-
-func isUnsignedDt(dt tensor.Dtype) bool {
+// isUintDt reports an unsigned integer dtype (not bool, which reductions
+// treat as signed: its sum is int64).
+func isUintDt(dt tensor.Dtype) bool {
 	return dt == tensor.Uint8 || dt == tensor.Uint16 || dt == tensor.Uint32 || dt == tensor.Uint64
 }
 
-func numelOf(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
 // roundTo rounds v to dt's precision.
-func roundTo(dt tensor.Dtype, v float64) float64 {
-	switch dt {
-	case tensor.Float16:
-		return float64(tensor.HalfFrom(float32(v)).Float32())
-	case tensor.Float32:
-		return float64(float32(v))
-	}
-	return v
-}
-
 // randomHost fills shape with seeded values of dt: floats in [-1, 1)
 // (float16: multiples of 1/64, exact in float32 sums), integers over the
 // dtype's whole range.
@@ -111,15 +91,15 @@ func upload(t *testing.T, m ops.Owner, h host) *tensor.Tensor {
 		}
 		werr = tensor.Write(x, v)
 	case tensor.Float32:
-		werr = tensor.Write(x, conv[float32](h.f))
+		werr = tensor.Write(x, convNum[float32](h.f))
 	case tensor.Float64:
 		werr = tensor.Write(x, h.f)
 	case tensor.Int8:
-		werr = tensor.Write(x, conv[int8](h.i))
+		werr = tensor.Write(x, convNum[int8](h.i))
 	case tensor.Int16:
-		werr = tensor.Write(x, conv[int16](h.i))
+		werr = tensor.Write(x, convNum[int16](h.i))
 	case tensor.Int32:
-		werr = tensor.Write(x, conv[int32](h.i))
+		werr = tensor.Write(x, convNum[int32](h.i))
 	case tensor.Int64:
 		werr = tensor.Write(x, h.i)
 	case tensor.Bool:
@@ -129,19 +109,19 @@ func upload(t *testing.T, m ops.Owner, h host) *tensor.Tensor {
 		}
 		werr = tensor.Write(x, v)
 	case tensor.Uint8:
-		werr = tensor.Write(x, conv[uint8](h.i))
+		werr = tensor.Write(x, convNum[uint8](h.i))
 	case tensor.Uint16:
-		werr = tensor.Write(x, conv[uint16](h.i))
+		werr = tensor.Write(x, convNum[uint16](h.i))
 	case tensor.Uint32:
-		werr = tensor.Write(x, conv[uint32](h.i))
+		werr = tensor.Write(x, convNum[uint32](h.i))
 	case tensor.Uint64:
-		werr = tensor.Write(x, conv[uint64](h.i))
+		werr = tensor.Write(x, convNum[uint64](h.i))
 	}
 	require.NoError(t, werr)
 	return x
 }
 
-func conv[T, S int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](s []S) []T {
+func convNum[T, S int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](s []S) []T {
 	out := make([]T, len(s))
 	for k, v := range s {
 		out[k] = T(v)
@@ -150,7 +130,7 @@ func conv[T, S int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 |
 }
 
 // download reads y back as a host.
-func download(t *testing.T, y *tensor.Tensor) host {
+func downloadHost(t *testing.T, y *tensor.Tensor) host {
 	t.Helper()
 	h := host{dt: y.Dtype(), shape: y.Shape()}
 	var err error
@@ -164,7 +144,7 @@ func download(t *testing.T, y *tensor.Tensor) host {
 	case tensor.Float32:
 		var v []float32
 		v, err = y.Float32s()
-		h.f = conv[float64](v)
+		h.f = convNum[float64](v)
 	case tensor.Float64:
 		var v []float64
 		v, err = y.Float64s()
@@ -172,15 +152,15 @@ func download(t *testing.T, y *tensor.Tensor) host {
 	case tensor.Int8:
 		var v []int8
 		v, err = y.Int8s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Int16:
 		var v []int16
 		v, err = y.Int16s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Int32:
 		var v []int32
 		v, err = y.Int32s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Int64:
 		var v []int64
 		v, err = y.Int64s()
@@ -198,19 +178,19 @@ func download(t *testing.T, y *tensor.Tensor) host {
 	case tensor.Uint8:
 		var v []uint8
 		v, err = y.Uint8s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Uint16:
 		var v []uint16
 		v, err = y.Uint16s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Uint32:
 		var v []uint32
 		v, err = y.Uint32s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	case tensor.Uint64:
 		var v []uint64
 		v, err = y.Uint64s()
-		h.i = conv[int64](v)
+		h.i = convNum[int64](v)
 	}
 	require.NoError(t, err)
 	return h
@@ -225,7 +205,7 @@ func resultDtype(kind string, dt tensor.Dtype) tensor.Dtype {
 		switch {
 		case isFloatDt(dt):
 			return dt
-		case isUnsignedDt(dt):
+		case isUintDt(dt):
 			return tensor.Uint64
 		}
 		return tensor.Int64
@@ -285,7 +265,7 @@ func reference(kind string, h host, axes []int, keepDims bool) expected {
 	m, n := numelOf(outShape), numelOf(red)
 	e := expected{host: host{dt: resultDtype(kind, h.dt), shape: outShape}, n: n, absSum: make([]float64, m)}
 	fl := isFloatDt(h.dt)
-	uns := isUnsignedDt(h.dt)
+	uns := isUintDt(h.dt)
 	seen := make([]bool, m)
 	best := make([]int, m) // argmax: the winning element of each output
 	if fl {

@@ -75,7 +75,7 @@ func TestReduceComposes(t *testing.T) {
 	wantSum := reference("sum", h, []int{1}, false)
 	wantMax := reference("max", wantSum.host, []int{0}, true)
 	check := func(t *testing.T, sums, maxes []float32) {
-		got := host{dt: tensor.Float32, shape: []int{6}, f: conv[float64](sums)}
+		got := host{dt: tensor.Float32, shape: []int{6}, f: convNum[float64](sums)}
 		assert.Empty(t, compare("sum", got, wantSum))
 		// The max of the GPU's sums is exactly one of them.
 		assert.Contains(t, sums, maxes[0])
@@ -130,7 +130,7 @@ func TestReduceRegistry(t *testing.T) {
 		outs, err := ops.Call(context.Background(), m, tc.kind, []*tensor.Tensor{x}, nil, tc.at)
 		require.NoError(t, err)
 		require.Len(t, outs, 1)
-		got := download(t, outs[0])
+		got := downloadHost(t, outs[0])
 		require.NoError(t, outs[0].Close())
 		assert.Empty(t, compare(tc.kind, got, reference(tc.kind, h, normalize(tc.at.Axes, 3), tc.at.KeepDims)), "%s %+v", tc.kind, tc.at)
 	}
