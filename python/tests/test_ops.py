@@ -430,6 +430,18 @@ void main() {
 
 class TestRegistry(OpsTest):
 
+    def test_every_builtin_has_a_function(self):
+        """Each op the library has is a function of vkflow.ops, and each op
+        the Python functions name is in the library (a rename on either side
+        fails here)."""
+        have = set(vo.names())
+        self.assertEqual(sorted(n for n in have if not callable(getattr(vo, n, None))), [])
+        wanted = set(BINARY) | set(COMPARE) | set(UNARY) | {
+            "where", "clip", "cast", "sum", "mean", "max", "min", "prod", "argmax", "matmul",
+            "softmax"}
+        self.assertEqual(sorted(wanted - have), [], "ops vkflow.ops calls but the library lacks")
+        self.assertTrue(have & set(vo._PERMUTE), "no permute/transpose op")
+
     def test_glsl_kernel(self):
         vo.register("pytest.scale_add", glsl=SCALE_ADD, inputs=2)
         try:
