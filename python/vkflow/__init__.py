@@ -60,6 +60,10 @@ memory), Python scalars and (nested) lists. ``Tensor.device`` is its Manager;
 ``Tensor.to_device(mgr)`` returns the tensor itself on its own Manager, else a
 copy made through host memory.
 
+Operators: :mod:`vkflow.ops` (``vkflow.ops.add``, ``sum``, ``matmul``, ...)
+takes vkflow tensors, DLPack producers and scalars and returns vkflow
+tensors; ``vkflow.ops.register`` adds GLSL or SPIR-V kernels by name.
+
 Graphs (``Manager.graph``, see :class:`Graph`): record dispatches, copies,
 fills, uploads and downloads; ``compile`` infers the dependencies from what
 each node reads and writes and returns an :class:`Exec` that replays on one or
