@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The operator benchmarks of issue 11: vkflow's ops against a raw C Vulkan
+# program and NumPy, in the same run. Prints the table (also written to
+# bench/out/ops.md). See docs/BENCHMARKS.md, "Operators (issue 11)".
+#
+#   add     BenchmarkOps/add_1m, add_16m (ops "add", float32, preallocated
+#           output, prepared once, one op.Run per iteration: submit + wait)
+#           against bench/baseline/ops.c's add_1m, add_16m (the vec4 add
+#           kernel shaders/add_vec4.spv, local size 256, a command buffer
+#           recorded once, submit + wait). Goal: >= 0.9x the C GB/s.
+#           Also add_1m_ckernel, add_16m_ckernel: C's own shader run through
+#           ops.Register + op.Run, which separates the Op machinery's cost
+#           from the generated kernel's.
+#   sum     BenchmarkOps/sum_16m (ops "sum" over all axes of 16Mi floats;
+#           GB/s counts the input read) against ops.c's copy_16m (a vec4
+#           copy kernel, bench/testdata/copy_vec4.comp; GB/s counts read +
+#           write). Goal: >= 0.8x.
+#   matmul  BenchmarkOps/matmul_1024 (1024x1024 float32, GFLOP/s = 2n^3/t)
+#           against NumPy (bench/ops_numpy.py, /usr/bin/python3) with
+#           OpenBLAS's default threads and with OPENBLAS_NUM_THREADS=1.
+#           Reported, no goal. lavapipe runs its shaders on its own threads
+#           (LP_NUM_THREADS, default: one per CPU).
+#
+# Debian's NumPy uses whatever libblas.so.3 the alternatives system points
+# at (the reference BLAS unless an OpenBLAS package is installed). The
+# script loads OpenBLAS for NumPy from OPENBLAS_DIR (default: Debian's
+# libopenblas0-pthread directory, which make deps installs) when it exists;
+# the table names the BLAS library NumPy really loaded and its threads.
+#
+# Rounds interleave C, vkflow and NumPy so that all share the machine's
+# noise; the report takes medians. Knobs (environment): ROUNDS (default 5),
+# C_BENCHTIME (seconds per C workload, default 0.5: the median of 5
+# batches), GO_BENCHTIME (default 300ms), GO_COUNT (Go runs per round,
+# default 1), NUMPY_BENCHTIME (seconds, default 0.5). With the defaults a
+# run takes about 1.5 to 2 minutes on the 2-core machine. Raw output:
+# bench/out/ops_raw.txt; the C side's stderr: bench/out/ops_baseline.log.
+#
+# An op not registered yet is skipped by its benchmark and shown as
+# MISSING; a benchmark that fails is shown as missing too, and the script
+# then exits 1 after printing the table.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+ROUNDS=${ROUNDS:-5}
+C_BENCHTIME=${C_BENCHTIME:-0.5}
+GO_BENCHTIME=${GO_BENCHTIME:-300ms}
+GO_COUNT=${GO_COUNT:-1}
+NUMPY_BENCHTIME=${NUMPY_BENCHTIME:-0.5}
+OPENBLAS_DIR=${OPENBLAS_DIR:-/usr/lib/x86_64-linux-gnu/openblas-pthread}
+GO=${GO:-go}
+CC=${CC:-cc}
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+out=bench/out
+mkdir -p "$out"
+raw=$out/ops_raw.txt
+log=$out/ops_baseline.log
+table=$out/ops.md
+
+if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
+	XDG_RUNTIME_DIR=$(mktemp -d /tmp/vkflow-xdg.XXXXXX)
+	export XDG_RUNTIME_DIR
+fi
+# Benchmarks run without the validation layer, on both sides.
+unset VKFLOW_VALIDATION VK_INSTANCE_LAYERS VK_LOADER_LAYERS_ENABLE VK_LAYER_ENABLES
+export CGO_ENABLED=1
+
+numpy_env=()
+if [[ -d $OPENBLAS_DIR ]]; then
+	numpy_env=(env "LD_LIBRARY_PATH=$OPENBLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+else
+	echo "bench: $OPENBLAS_DIR not found: NumPy uses the system's libblas.so.3" >&2
+fi
+
+echo "bench: building the C operator baseline and the Go benchmarks" >&2
+"$CC" -O2 -std=c11 -Wall -Wextra -o "$out/ops" bench/baseline/ops.c -lvulkan -lm
+"$GO" test -count=1 -run '^$' ./bench >/dev/null
+"$GO" build -o "$out/opsreport" ./bench/opsreport
+
+: >"$raw"
+: >"$log"
+failed=0
+start=$SECONDS
+for round in $(seq 1 "$ROUNDS"); do
+	echo "bench: ops round $round/$ROUNDS: C" >&2
+	"$out/ops" shaders/add_vec4.spv bench/testdata/copy_vec4.spv -benchtime "$C_BENCHTIME" >>"$raw" 2>>"$log"
+	echo "bench: ops round $round/$ROUNDS: vkflow" >&2
+	if ! "$GO" test ./bench -run '^$' -bench '^BenchmarkOps$' -benchtime "$GO_BENCHTIME" -count "$GO_COUNT" >>"$raw"; then
+		echo "bench: ops round $round: the Go benchmarks failed (bench/out/ops_raw.txt)" >&2
+		failed=1
+	fi
+	echo "bench: ops round $round/$ROUNDS: NumPy" >&2
+	for threads in default 1; do
+		if [[ $threads == default ]]; then
+			"${numpy_env[@]}" "$PYTHON" bench/ops_numpy.py default "$NUMPY_BENCHTIME" >>"$raw" || failed=1
+		else
+			"${numpy_env[@]}" env OPENBLAS_NUM_THREADS=1 "$PYTHON" bench/ops_numpy.py 1thread "$NUMPY_BENCHTIME" >>"$raw" || failed=1
+		fi
+	done
+done
+echo "bench: ops: $ROUNDS rounds in $((SECONDS - start))s" >&2
+
+"$out/opsreport" -device-log "$log" <"$raw" >"$table"
+printf "\nlavapipe threads: %s\n" "LP_NUM_THREADS=${LP_NUM_THREADS:-unset (one per CPU: $(nproc))}" >>"$table"
+cat "$table"
+exit "$failed"
