@@ -4,9 +4,10 @@
 set -euo pipefail
 
 # The DLPack consumers the tests run: Debian's NumPy and PyTorch for
-# /usr/bin/python3, and the DLPack 0.6 C header.
+# /usr/bin/python3, and the DLPack 0.6 C header. OpenBLAS: the BLAS that
+# bench/ops.sh loads for NumPy's side of the matmul benchmark.
 packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc
-	python3 python3-numpy python3-torch libdlpack-dev)
+	python3 python3-numpy python3-torch libdlpack-dev libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
