@@ -27,9 +27,10 @@
 # libopenblas0-pthread directory, which make deps installs) when it exists;
 # the table names the BLAS library NumPy really loaded and its threads.
 #
-# Rounds interleave C, vkflow and NumPy so that all share the machine's
-# noise; the report takes medians. Knobs (environment): ROUNDS (default 5),
-# C_BENCHTIME (seconds per C workload, default 0.5: the median of 5
+# Rounds interleave C, vkflow and NumPy, comparison by comparison, so that
+# both sides of a ratio share the machine's noise; the report takes medians.
+# The Go side runs from a test binary built once (bench/out/bench.test).
+# Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds per C workload, default 0.5: the median of 5
 # batches), GO_BENCHTIME (default 300ms), GO_COUNT (Go runs per round,
 # default 1), NUMPY_BENCHTIME (seconds, default 0.5). With the defaults a
 # run takes about 1.5 to 2 minutes on the 2-core machine. Raw output:
@@ -74,29 +75,44 @@ fi
 
 echo "bench: building the C operator baseline and the Go benchmarks" >&2
 "$CC" -O2 -std=c11 -Wall -Wextra -o "$out/ops" bench/baseline/ops.c -lvulkan -lm
-"$GO" test -count=1 -run '^$' ./bench >/dev/null
+"$GO" test -c -o "$out/bench.test" ./bench
 "$GO" build -o "$out/opsreport" ./bench/opsreport
 
 : >"$raw"
 : >"$log"
 failed=0
-start=$SECONDS
-for round in $(seq 1 "$ROUNDS"); do
-	echo "bench: ops round $round/$ROUNDS: C" >&2
-	"$out/ops" shaders/add_vec4.spv bench/testdata/copy_vec4.spv -benchtime "$C_BENCHTIME" >>"$raw" 2>>"$log"
-	echo "bench: ops round $round/$ROUNDS: vkflow" >&2
-	if ! "$GO" test ./bench -run '^$' -bench '^BenchmarkOps$' -benchtime "$GO_BENCHTIME" -count "$GO_COUNT" >>"$raw"; then
-		echo "bench: ops round $round: the Go benchmarks failed (bench/out/ops_raw.txt)" >&2
+
+c_side() { # C workload
+	"$out/ops" shaders/add_vec4.spv bench/testdata/copy_vec4.spv -benchtime "$C_BENCHTIME" -run "$1" >>"$raw" 2>>"$log"
+}
+go_side() { # Go workloads (sub-benchmark regexp of BenchmarkOps)
+	# The test binary runs in the package directory, as go test does.
+	if ! (cd bench && out/bench.test -test.run '^$' -test.bench "^BenchmarkOps\$/^($1)\$" \
+		-test.benchtime "$GO_BENCHTIME" -test.count "$GO_COUNT") >>"$raw"; then
+		echo "bench: BenchmarkOps/($1) failed (bench/out/ops_raw.txt)" >&2
 		failed=1
 	fi
-	echo "bench: ops round $round/$ROUNDS: NumPy" >&2
-	for threads in default 1; do
-		if [[ $threads == default ]]; then
-			"${numpy_env[@]}" "$PYTHON" bench/ops_numpy.py default "$NUMPY_BENCHTIME" >>"$raw" || failed=1
-		else
-			"${numpy_env[@]}" env OPENBLAS_NUM_THREADS=1 "$PYTHON" bench/ops_numpy.py 1thread "$NUMPY_BENCHTIME" >>"$raw" || failed=1
-		fi
-	done
+}
+numpy_side() { # label [environment]
+	local label=$1
+	shift
+	"${numpy_env[@]}" env "$@" "$PYTHON" bench/ops_numpy.py "$label" "$NUMPY_BENCHTIME" >>"$raw" || failed=1
+}
+
+# Each round runs every comparison's sides back to back, so that the two
+# sides of a ratio are seconds apart and share the machine's load.
+start=$SECONDS
+for round in $(seq 1 "$ROUNDS"); do
+	echo "bench: ops round $round/$ROUNDS" >&2
+	c_side add_1m
+	go_side 'add_1m|add_1m_ckernel'
+	c_side add_16m
+	go_side 'add_16m|add_16m_ckernel'
+	c_side copy_16m
+	go_side sum_16m
+	go_side matmul_1024
+	numpy_side default
+	numpy_side 1thread OPENBLAS_NUM_THREADS=1
 done
 echo "bench: ops: $ROUNDS rounds in $((SECONDS - start))s" >&2
 
