@@ -30,10 +30,11 @@
 # Rounds interleave C, vkflow and NumPy, comparison by comparison, so that
 # both sides of a ratio share the machine's noise; the report takes medians.
 # The Go side runs from a test binary built once (bench/out/bench.test).
-# Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds per C workload, default 0.5: the median of 5
-# batches), GO_BENCHTIME (default 300ms), GO_COUNT (Go runs per round,
-# default 1), NUMPY_BENCHTIME (seconds, default 0.5). With the defaults a
-# run takes about 1.5 to 2 minutes on the 2-core machine. Raw output:
+# Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds per C
+# workload, default 0.5: the median of 5 batches), GO_BENCHTIME (default
+# 300ms), GO_COUNT (Go runs per round, default 1), NUMPY_BENCHTIME
+# (seconds, default 0.5). With the defaults a run takes about 2 minutes on
+# the 2-core machine (more when it is busy). Raw output:
 # bench/out/ops_raw.txt; the C side's stderr: bench/out/ops_baseline.log.
 #
 # An op not registered yet is skipped by its benchmark and shown as
