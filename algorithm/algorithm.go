@@ -414,7 +414,7 @@ func (a *Algorithm) TakeBinding(ts []*tensor.Tensor) (vk.DescriptorSet, error) {
 	}
 	writes := make([]vk.BufferWrite, len(ts))
 	for i, t := range ts {
-		writes[i] = vk.BufferWrite{Binding: uint32(i), Type: vk.DescriptorStorageBuffer, Buffer: t.Allocation().Buffer, Range: t.Bytes()}
+		writes[i] = vk.BufferWrite{Binding: uint32(i), Type: vk.DescriptorStorageBuffer, Buffer: t.Allocation().Buffer, Range: bindRange(t)}
 	}
 	a.dev.VK.WriteDescriptorBuffers(set, writes)
 	return set, nil
@@ -485,4 +485,13 @@ func (a *Algorithm) destroy() {
 	if a.module != 0 {
 		d.DestroyShaderModule(a.module)
 	}
+}
+
+// bindRange is the descriptor range of t: its bytes, or for an empty
+// tensor the 4 bytes of padding its buffer has (a range cannot be 0).
+func bindRange(t *tensor.Tensor) uint64 {
+	if b := t.Bytes(); b > 0 {
+		return b
+	}
+	return 4
 }

@@ -550,7 +550,6 @@ func TestImportBadInput(t *testing.T) {
 		{"bytes overflow (1<<62+1 float32)", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1<<62 + 1}, data: f32bytes(1)}, vkflow.ErrInvalid},
 		{"bytes wrap to zero (1<<62 float32)", foreign{dev: cpu, dt: f32, ndim: 2, shape: []int64{1 << 31, 1 << 31}, data: f32bytes(1)}, vkflow.ErrInvalid},
 		{"too large for a buffer", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{1 << 40}, data: f32bytes(1)}, vkflow.ErrInvalid},
-		{"zero-length", foreign{dev: cpu, dt: f32, ndim: 1, shape: []int64{0}}, vkflow.ErrInvalid},
 		{"negative ndim", foreign{dev: cpu, dt: f32, ndim: -1}, vkflow.ErrInvalid},
 		{"ndim 40", foreign{dev: cpu, dt: f32, ndim: 40}, vkflow.ErrInvalid},
 		{"vector lanes", foreign{dev: cpu, dt: DataType{2, 32, 4}, ndim: 1, shape: []int64{1}, data: f32bytes(1, 2, 3, 4)}, vkflow.ErrUnsupported},

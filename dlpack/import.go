@@ -84,6 +84,16 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 	if limit := tensor.MaxBytes(d); n > limit {
 		return nil, false, core.Invalid("dlpack: Import: %d bytes exceed the device's buffer limit (%d: maxStorageBufferRange, maxMemoryAllocationSize)", n, limit)
 	}
+	if n == 0 {
+		// An empty tensor has no data to alias or copy (its data pointer
+		// may be NULL): a new empty tensor stands for it.
+		t, err := tensor.New(d, dtype, shape)
+		if err != nil {
+			return nil, false, err
+		}
+		release()
+		return t, true, nil
+	}
 	switch dev := (Device{DeviceType(dl.device.device_type), int32(dl.device.device_id)}); dev.Type {
 	case CPU:
 		if dl.data == nil {
@@ -179,10 +189,7 @@ func parse(dl *C.DLTensor) (tensor.Dtype, []int, bool, error) {
 		if s < 0 {
 			return 0, nil, false, core.Invalid("dlpack: Import: negative dimension %d in shape %v", s, dims)
 		}
-		if s == 0 {
-			return 0, nil, false, core.Invalid("dlpack: Import: zero-length dimension in shape %v: vkflow tensors are never empty", dims)
-		}
-		if total > math.MaxInt64/s {
+		if s > 0 && total > math.MaxInt64/s {
 			return 0, nil, false, core.Invalid("dlpack: Import: shape %v overflows", dims)
 		}
 		total *= s

@@ -144,6 +144,9 @@ func CopyRegions(src, dst *tensor.Tensor, regions []Region) ([]vk.CopyRegion, er
 		if src.Len() != dst.Len() {
 			return nil, core.Invalid("Copy: size mismatch: %d elements into %d (give regions for a partial copy)", src.Len(), dst.Len())
 		}
+		if src.Len() == 0 {
+			return nil, nil // two empty tensors: nothing to copy
+		}
 		regions = []Region{{Len: src.Len()}}
 	}
 	if dst.ReadOnly() {

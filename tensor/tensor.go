@@ -74,14 +74,15 @@ type options struct {
 func In(m Memory) Option { return func(o *options) { o.mem = m } }
 
 // checkShape returns the element count of shape. An empty shape is a 0-d
-// tensor (a scalar) of one element.
+// tensor (a scalar) of one element; a dimension of 0 makes an empty tensor
+// of no elements, as in NumPy.
 func checkShape(shape []int) (int, error) {
 	n := 1
 	for _, s := range shape {
-		if s <= 0 {
-			return 0, core.Invalid("tensor shape %v has a dimension <= 0: zero-length tensors are not allowed", shape)
+		if s < 0 {
+			return 0, core.Invalid("tensor shape %v has a negative dimension", shape)
 		}
-		if n > math.MaxInt/s {
+		if s > 0 && n > math.MaxInt/s {
 			return 0, core.Invalid("tensor shape %v overflows", shape)
 		}
 		n *= s
@@ -138,7 +139,7 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 // element whose Shape stays empty, as in NumPy and DLPack.
 //
 // It fails with ErrInvalid, before allocating anything, for a bad dtype, a
-// non-positive dimension, an element count or byte size that
+// negative dimension, an element count or byte size that
 // overflows, or a size over MaxBytes (the device's maxStorageBufferRange and
 // maxMemoryAllocationSize), and with
 // ErrUnsupported when the device was opened without the feature the dtype
@@ -173,8 +174,9 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 		return nil, core.Invalid("tensor of %d bytes exceeds the device's buffer limit (%d bytes: maxStorageBufferRange %d, maxMemoryAllocationSize %d)",
 			size, limit, d.Info.Limits.MaxStorageBufferRange, d.Info.Limits.MaxMemoryAllocationSize)
 	}
-	// Buffers are padded to 4 bytes so that Fill covers every element.
-	a, err := d.Alloc(op.mem, (size+3)&^3, vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst)
+	// Buffers are padded to 4 bytes so that Fill covers every element; an
+	// empty tensor has a buffer of 4 bytes, so that it can be bound.
+	a, err := d.Alloc(op.mem, max((size+3)&^3, 4), vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst)
 	if err != nil {
 		return nil, err
 	}

@@ -246,8 +246,6 @@ func TestBadInput(t *testing.T) {
 		make func() error
 		is   error
 	}{
-		{"zero length", func() error { _, err := tensor.New(m, tensor.Float32, []int{0}); return err }, vkflow.ErrInvalid},
-		{"a zero among the dimensions", func() error { _, err := tensor.New(m, tensor.Float32, []int{3, 0}); return err }, vkflow.ErrInvalid},
 		{"negative dim", func() error { _, err := tensor.New(m, tensor.Float32, []int{4, -1}); return err }, vkflow.ErrInvalid},
 		{"overflowing shape", func() error {
 			_, err := tensor.New(m, tensor.Float32, []int{math.MaxInt / 2, 4})
