@@ -125,6 +125,25 @@ func (res *results) side(s, name string, amount float64) side {
 	return side{ns: ns, figure: amount / ns, n: len(v)}
 }
 
+// paired returns the median, min and max over the rounds of the per-round
+// ratio vkflow/baseline of the figures, pairing the i-th baseline sample
+// with the i-th group of vkflow samples (the median of each group: a round
+// runs GO_COUNT vkflow samples per baseline sample). ok is false when the
+// counts do not pair up.
+func (res *results) paired(c comparison) (med, lo, hi float64, ok bool) {
+	vf, b := res.ns["Ops"][c.vkflow], res.ns[c.baseSide][c.base]
+	if len(b) == 0 || len(vf) == 0 || len(vf)%len(b) != 0 {
+		return 0, 0, 0, false
+	}
+	per := len(vf) / len(b)
+	var ratios []float64
+	for i, bns := range b {
+		vns := median(vf[i*per : (i+1)*per])
+		ratios = append(ratios, (c.vfAmount/vns)/(c.bAmount/bns))
+	}
+	return median(ratios), slices.Min(ratios), slices.Max(ratios), true
+}
+
 func fmtNs(s side) string {
 	if s.n == 0 {
 		return "—"
@@ -142,8 +161,8 @@ func fmtFig(s side, unit string) string {
 func render(w io.Writer, res *results, date string) {
 	fmt.Fprintf(w, "## Operators (issue 11): vkflow vs raw C Vulkan and NumPy\n\n")
 	fmt.Fprintf(w, "%s · %s · %s\n\n", date, orDash(res.cpu), orDash(res.device))
-	fmt.Fprintf(w, "| comparison | vkflow | vkflow ns/op | baseline | baseline ns/op | vkflow/baseline | goal | verdict |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---|---|\n")
+	fmt.Fprintf(w, "| comparison | vkflow | vkflow ns/op | baseline | baseline ns/op | vkflow/baseline | per round: median (min–max) | goal | verdict |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, c := range comparisons {
 		vf := res.side("Ops", c.vkflow, c.vfAmount)
 		b := res.side(c.baseSide, c.base, c.bAmount)
@@ -165,13 +184,19 @@ func render(w io.Writer, res *results, date string) {
 				verdict = "**NOT MET**"
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.what,
-			fmtFig(vf, c.unit), fmtNs(vf), fmtFig(b, c.unit), fmtNs(b), ratio, c.goalLabel, verdict)
+		rounds := "—"
+		if med, lo, hi, ok := res.paired(c); ok {
+			rounds = fmt.Sprintf("%.2fx (%.2f–%.2f)", med, lo, hi)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.what,
+			fmtFig(vf, c.unit), fmtNs(vf), fmtFig(b, c.unit), fmtNs(b), ratio, rounds, c.goalLabel, verdict)
 	}
 	fmt.Fprintf(w, "\nBytes counted: add 12 per element (a and b read, out written), both sides; "+
 		"sum 4 per element (the input read); copy 8 per element (read + write). "+
 		"GFLOP/s: 2·n³ per matmul. Each figure is at the median ns/op of all runs "+
-		"(C: the median of 5 batches per run). The control rows run C's own shader through "+
+		"(C: the median of 5 batches per run); the verdict is on that ratio. "+
+		"Per round: the ratio within each round (the two sides run seconds apart), "+
+		"its median and range over the rounds, a check on the machine's noise. The control rows run C's own shader through "+
 		"ops.Register + op.Run: the gap to C there is the Op machinery's, not the kernel's.\n")
 	var labels []string
 	for l := range res.numpy {

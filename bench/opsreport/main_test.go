@@ -45,14 +45,36 @@ BenchmarkNumPy/matmul_1024_default-2	3	100000000 ns/op	21.47 GFLOP/s
 	}
 	require.Len(t, rows, len(comparisons), out)
 	assert.Contains(t, out, "DATE · Test CPU · llvmpipe (LLVM 15.0.6, 256 bits)")
-	assert.Contains(t, rows[comparisons[0].what], "| 2.86 GB/s | 4.400 ms | 3.15 GB/s | 4.000 ms | 0.91x | >= 0.9x | **MET** |")
-	assert.Contains(t, rows[comparisons[1].what], "| 0.80x | >= 0.9x | **NOT MET** |")
+	assert.Contains(t, rows[comparisons[0].what], "| 2.86 GB/s | 4.400 ms | 3.15 GB/s | 4.000 ms | 0.91x | — | >= 0.9x | **MET** |")
+	assert.Contains(t, rows[comparisons[1].what], "| 0.80x | 0.80x (0.80–0.80) | >= 0.9x | **NOT MET** |")
 	assert.Contains(t, rows[comparisons[2].what], "| missing | — |")
 	assert.Contains(t, rows[comparisons[2].what], "**MISSING**")
-	assert.Contains(t, rows[comparisons[4].what], "| 1.34 GB/s | 50.000 ms | 1.34 GB/s | 100.000 ms | 1.00x | >= 0.8x | **MET** |")
-	assert.Contains(t, rows[comparisons[5].what], "| 10.74 GFLOP/s | 200.000 ms | 21.47 GFLOP/s | 100.000 ms | 0.50x | report | reported |")
+	assert.Contains(t, rows[comparisons[4].what], "| 1.34 GB/s | 50.000 ms | 1.34 GB/s | 100.000 ms | 1.00x | 1.00x (1.00–1.00) | >= 0.8x | **MET** |")
+	assert.Contains(t, rows[comparisons[5].what], "| 10.74 GFLOP/s | 200.000 ms | 21.47 GFLOP/s | 100.000 ms | 0.50x | 0.50x (0.50–0.50) | report | reported |")
 	assert.Contains(t, rows[comparisons[6].what], "no baseline result")
 	assert.Contains(t, out, "NumPy (default): NumPy 1.24.2, BLAS /x/libopenblas.so, 2 threads.")
+}
+
+func TestPaired(t *testing.T) {
+	// Two rounds, two vkflow samples per round: round 1 vkflow median 5 ms
+	// vs C 4 ms (0.8), round 2 vkflow 4 ms vs C 4 ms (1.0).
+	raw := `BenchmarkC/add_1m-2	1	4000000 ns/op
+BenchmarkOps/add_1m-2	1	4000000 ns/op
+BenchmarkOps/add_1m-2	1	6000000 ns/op
+BenchmarkC/add_1m-2	1	4000000 ns/op
+BenchmarkOps/add_1m-2	1	3000000 ns/op
+BenchmarkOps/add_1m-2	1	5000000 ns/op
+`
+	res := newResults()
+	require.NoError(t, res.parse(strings.NewReader(raw)))
+	med, lo, hi, ok := res.paired(comparisons[0])
+	require.True(t, ok)
+	assert.InDelta(t, 0.9, med, 1e-12)
+	assert.InDelta(t, 0.8, lo, 1e-12)
+	assert.InDelta(t, 1.0, hi, 1e-12)
+	res.ns["Ops"]["add_1m"] = res.ns["Ops"]["add_1m"][:3]
+	_, _, _, ok = res.paired(comparisons[0])
+	assert.False(t, ok, "3 vkflow samples do not pair with 2 C samples")
 }
 
 func TestParseRejectsBadNs(t *testing.T) {
