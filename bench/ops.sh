@@ -103,6 +103,7 @@ numpy_side() { # label [environment]
 # Each round runs every comparison's sides back to back, so that the two
 # sides of a ratio are seconds apart and share the machine's load.
 start=$SECONDS
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
 	echo "bench: ops round $round/$ROUNDS" >&2
 	c_side add_1m
@@ -116,8 +117,13 @@ for round in $(seq 1 "$ROUNDS"); do
 	numpy_side 1thread OPENBLAS_NUM_THREADS=1
 done
 echo "bench: ops: $ROUNDS rounds in $((SECONDS - start))s" >&2
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$out/opsreport" -device-log "$log" <"$raw" >"$table"
-printf "\nlavapipe threads: %s\n" "LP_NUM_THREADS=${LP_NUM_THREADS:-unset (one per CPU: $(nproc))}" >>"$table"
+{
+	printf "\nlavapipe threads: %s.\n" "LP_NUM_THREADS=${LP_NUM_THREADS:-unset (one per CPU: $(nproc))}"
+	printf "%s rounds in %ss; load average (1, 5, 15 min) before: %s, after: %s.\n" \
+		"$ROUNDS" "$((SECONDS - start))" "$load_before" "$load_after"
+} >>"$table"
 cat "$table"
 exit "$failed"

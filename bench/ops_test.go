@@ -21,7 +21,8 @@ package bench
 // Each op is prepared once (ops.Prepare, outside the timing); one iteration
 // is one op.Run: submit + wait until the output can be read on the host.
 // Like the C side, the first run is verified against the CPU and 3 warm-up
-// runs precede the timer. An op not registered yet (ops.Names) is skipped
+// runs precede the timer (matmul: the verified run is its only warm-up, as
+// one run takes seconds on lavapipe). An op not registered yet (ops.Names) is skipped
 // with "missing", which the report shows.
 
 import (
@@ -233,9 +234,10 @@ func newMatmulEnv(m *vkflow.Manager, n int) (*opEnv, error) {
 
 // benchOp runs the benchmark of op name: skipped as missing when the
 // registry lacks it; else prepared by setup on a fresh Manager, run and
-// verified once, then timed per Run. bytes (per Run) gives a GB/s metric,
-// flops a GFLOP/s one; bench/opsreport recomputes both from ns/op.
-func benchOp(b *testing.B, name string, setup func(*vkflow.Manager) (*opEnv, error), bytes, flops float64) {
+// verified once, warmed up with warm more runs, then timed per Run. bytes
+// (per Run) gives a GB/s metric, flops a GFLOP/s one; bench/opsreport
+// recomputes both from ns/op.
+func benchOp(b *testing.B, name string, setup func(*vkflow.Manager) (*opEnv, error), bytes, flops float64, warm int) {
 	if !hasOp(name) {
 		b.Skipf("missing: no op named %q in ops.Names()", name)
 	}
@@ -261,7 +263,16 @@ func benchOp(b *testing.B, name string, setup func(*vkflow.Manager) (*opEnv, err
 	if err := e.verify(); err != nil {
 		b.Fatal(err)
 	}
-	loop(b, func() error { return e.op.Run(ctx) })
+	for range warm {
+		if err := e.op.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if err := e.op.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	if bytes > 0 {
 		b.ReportMetric(bytes/sec/1e9, "GB/s")
@@ -284,16 +295,16 @@ func BenchmarkOps(b *testing.B) {
 	} {
 		b.Run(w.name, func(b *testing.B) {
 			benchOp(b, w.op, func(m *vkflow.Manager) (*opEnv, error) { return newAddEnv(m, w.op, w.n) },
-				12*float64(w.n), 0) // a and b read, out written
+				12*float64(w.n), 0, warmup) // a and b read, out written
 		})
 	}
 	b.Run("sum_16m", func(b *testing.B) {
 		benchOp(b, "sum", func(m *vkflow.Manager) (*opEnv, error) { return newSumEnv(m, bigN) },
-			4*bigN, 0) // the input read
+			4*bigN, 0, warmup) // the input read
 	})
 	b.Run("matmul_1024", func(b *testing.B) {
 		benchOp(b, "matmul", func(m *vkflow.Manager) (*opEnv, error) { return newMatmulEnv(m, matmulN) },
-			0, 2*matmulN*matmulN*matmulN)
+			0, 2*matmulN*matmulN*matmulN, 0)
 	})
 }
 
