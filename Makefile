@@ -4,7 +4,7 @@ GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
 
-.PHONY: deps demo test test-oracle vet shaders check-shaders bench examples fuzz soak capi python test-capi test-python
+.PHONY: deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python
 
 deps:
 	@tools/deps.sh
@@ -31,7 +31,7 @@ examples: deps
 # After the Go tests, the C API is built and its real consumers run: a C
 # program against Debian's dlpack.h (0.6), and NumPy 1.24 and PyTorch 1.13
 # through the Python package (Debian's /usr/bin/python3).
-test: deps check-shaders vet
+test: deps check-shaders vet check-nodev
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory test-oracle
 	$(MAKE) --no-print-directory test-capi test-python
@@ -60,6 +60,11 @@ test-python: python
 
 vet:
 	$(GO) vet ./...
+
+# The build reads no system Vulkan or shaderc header (vk vendors the Khronos
+# headers in vk/include), so go build and go get need only a C compiler.
+check-nodev:
+	@GO=$(GO) tools/check-nodev.sh
 
 shaders:
 	tools/glslc.sh

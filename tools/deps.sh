@@ -6,7 +6,7 @@ set -euo pipefail
 # The DLPack consumers the tests run: Debian's NumPy and PyTorch for
 # /usr/bin/python3, and the DLPack 0.6 C header. OpenBLAS: the BLAS that
 # bench/ops.sh loads for NumPy's side of the matmul benchmark.
-packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc gcc
+packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc libshaderc-dev gcc
 	python3 python3-numpy python3-torch libdlpack-dev libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do

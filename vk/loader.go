@@ -1,6 +1,7 @@
 package vk
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/include
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "vk.h"

@@ -7,6 +7,8 @@
 #define VK_NO_PROTOTYPES 1
 #include <stdint.h>
 #include <stddef.h>
+// The Khronos headers vendored in include/ (see include/LICENSE.md), found
+// through the -I in loader.go, so the build needs no Vulkan -dev package.
 #include <vulkan/vulkan.h>
 
 // Results that carry a value come back in a small struct instead of through
