@@ -5,7 +5,8 @@
 // bench/ops_numpy.py), all from the same run.
 //
 // It reads benchmark lines from stdin, any number of runs of each, takes
-// the median ns/op per name and derives each figure from it (GB/s or
+// the median ns/op per name (for a vkflow line that reports med-ns/op, the
+// median time of its Runs, that instead of its mean ns/op) and derives each figure from it (GB/s or
 // GFLOP/s, with the bytes or operations per op fixed below), so both sides
 // count the same bytes. It also reads the "numpy: <label>: ..." lines (BLAS
 // and its threads), go test's "cpu:" line and the C side's "ops: device 0:
@@ -69,6 +70,7 @@ type results struct {
 
 var (
 	benchLine  = regexp.MustCompile(`^Benchmark(C|Ops|NumPy)/(\S+?)(?:-\d+)?\s+(\d+)\s+(\d+(?:\.\d+)?) ns/op`)
+	medianNs   = regexp.MustCompile(`\s(\d+(?:\.\d+)?) med-ns/op`)
 	deviceLine = regexp.MustCompile(`^ops: device \d+: (.*)$`)
 	numpyLine  = regexp.MustCompile(`^numpy: (\S+): (.*)$`)
 )
@@ -84,7 +86,11 @@ func (res *results) parse(r io.Reader) error {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if m := benchLine.FindStringSubmatch(line); m != nil {
-			ns, err := strconv.ParseFloat(m[4], 64)
+			v := m[4]
+			if med := medianNs.FindStringSubmatch(line); med != nil {
+				v = med[1] // the Go side's median per Run, beside its mean
+			}
+			ns, err := strconv.ParseFloat(v, 64)
 			if err != nil || ns <= 0 {
 				return fmt.Errorf("bad ns/op in %q", line)
 			}
@@ -194,7 +200,7 @@ func render(w io.Writer, res *results, date string) {
 	fmt.Fprintf(w, "\nBytes counted: add 12 per element (a and b read, out written), both sides; "+
 		"sum 4 per element (the input read); copy 8 per element (read + write). "+
 		"GFLOP/s: 2·n³ per matmul. Each figure is at the median ns/op of all runs "+
-		"(C: the median of 5 batches per run); the verdict is on that ratio. "+
+		"(C: the median of 5 batches per run; vkflow: the median Run of each run); the verdict is on that ratio. "+
 		"Per round: the ratio within each round (the two sides run seconds apart), "+
 		"its median and range over the rounds, a check on the machine's noise. The control rows run C's own shader through "+
 		"ops.Register + op.Run: the gap to C there is the Op machinery's, not the kernel's.\n")
