@@ -41,7 +41,11 @@ static struct { VKFLOW_SHADERC(X) } sc;
 static const char *loadError;
 static const char *libPath;
 
-const char *vkflowShadercLoad(const char *primary, const char *fallback) {
+const char *vkflowShadercLoad(const char *preload, const char *primary, const char *fallback) {
+	if (preload != NULL && dlopen(preload, RTLD_NOW | RTLD_GLOBAL) == NULL) {
+		loadError = dlerror();
+		return primary;
+	}
 	void *lib = dlopen(primary, RTLD_NOW | RTLD_LOCAL);
 	if (lib == NULL) {
 		lib = dlopen(fallback, RTLD_NOW | RTLD_LOCAL);

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -33,7 +34,12 @@ func openShaderc(primary, fallback string) (*shaderc, error) {
 	p, f := C.CString(primary), C.CString(fallback)
 	defer C.free(unsafe.Pointer(p))
 	defer C.free(unsafe.Pointer(f))
-	if missing := C.vkflowShadercLoad(p, f); missing != nil {
+	var pre *C.char
+	if path := os.Getenv("VKFLOW_GLSLANG"); path != "" {
+		pre = C.CString(path)
+		defer C.free(unsafe.Pointer(pre))
+	}
+	if missing := C.vkflowShadercLoad(pre, p, f); missing != nil {
 		if missing == p {
 			detail := ""
 			if e := C.vkflowShadercDlerror(); e != nil {
@@ -56,6 +62,9 @@ func shadercVersion() string {
 	v := fmt.Sprintf("libshaderc spv %#x.%d", uint32(ver), uint32(rev))
 	if p := C.vkflowShadercPath(); p != nil {
 		v += " " + fileVersion(C.GoString(p))
+	}
+	if pre := os.Getenv("VKFLOW_GLSLANG"); pre != "" {
+		v += " with " + fileVersion(pre)
 	}
 	return v
 }

@@ -25,7 +25,10 @@ enum {
 // function. Returns NULL on success, or the name of the missing function
 // (a static string), or primary when neither name loads; then
 // vkflowShadercDlerror says why.
-const char *vkflowShadercLoad(const char *primary, const char *fallback);
+/* preload, when not NULL, is opened first with RTLD_GLOBAL: a library
+ * with the glslang and SPIRV-Tools symbols a libshaderc leaves undefined
+ * (Debian 12's does; make deps builds build/libglslang-vkflow.so). */
+const char *vkflowShadercLoad(const char *preload, const char *primary, const char *fallback);
 const char *vkflowShadercDlerror(void);
 // The file libshaderc was loaded from, or NULL.
 const char *vkflowShadercPath(void);
