@@ -3,9 +3,6 @@ SHELL := /bin/bash
 GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
-# glslang for Debian 12's libshaderc (tools/glslang-lib.sh, built by make
-# deps): package glsl then compiles GLSL in process instead of running glslc.
-export VKFLOW_GLSLANG ?= $(CURDIR)/build/libglslang-vkflow.so
 
 .PHONY: deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python
 

@@ -13,10 +13,11 @@
 // libshaderc1 is such a case, as it leaves glslang's symbols undefined for
 // the program that links it. make deps installs both (libshaderc-dev,
 // glslc) and links glslang and SPIRV-Tools from Debian's static archives
-// into build/libglslang-vkflow.so (tools/glslang-lib.sh): a library named
-// by the environment variable VKFLOW_GLSLANG is opened first, globally, and
-// gives libshaderc the symbols it lacks; the Makefile sets it. Available
-// says whether either compiler could be loaded.
+// into libglslang-vkflow.so in the user's cache folder
+// (tools/glslang-lib.sh): that library, or the one the environment variable
+// VKFLOW_GLSLANG names, is opened first, globally, and gives libshaderc the
+// symbols it lacks. Available says whether either compiler could be
+// loaded.
 //
 // Modules are cached by the SHA-256 of the source, the options and the
 // compiler version: in memory for the process, and on disk under CacheDir

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -35,7 +36,7 @@ func openShaderc(primary, fallback string) (*shaderc, error) {
 	defer C.free(unsafe.Pointer(p))
 	defer C.free(unsafe.Pointer(f))
 	var pre *C.char
-	if path := os.Getenv("VKFLOW_GLSLANG"); path != "" {
+	if path := glslangPath(); path != "" {
 		pre = C.CString(path)
 		defer C.free(unsafe.Pointer(pre))
 	}
@@ -63,7 +64,7 @@ func shadercVersion() string {
 	if p := C.vkflowShadercPath(); p != nil {
 		v += " " + fileVersion(C.GoString(p))
 	}
-	if pre := os.Getenv("VKFLOW_GLSLANG"); pre != "" {
+	if pre := glslangPath(); pre != "" {
 		v += " with " + fileVersion(pre)
 	}
 	return v
@@ -142,3 +143,21 @@ func cstr(s string) *C.char {
 // newCompiler and freeCompiler let a benchmark share one compiler object.
 func newCompiler() unsafe.Pointer   { return C.vkflowShadercCompilerNew() }
 func freeCompiler(c unsafe.Pointer) { C.vkflowShadercCompilerFree(c) }
+
+// glslangPath returns the library to open before libshaderc:
+// $VKFLOW_GLSLANG, else the one tools/glslang-lib.sh (make deps) builds in
+// the user's cache folder, if it is there; else "".
+func glslangPath() string {
+	if p := os.Getenv("VKFLOW_GLSLANG"); p != "" {
+		return p
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(dir, "vkflow", "libglslang-vkflow.so")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}

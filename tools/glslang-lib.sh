@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# Builds build/libglslang-vkflow.so: glslang and SPIRV-Tools, linked from
+# Builds libglslang-vkflow.so in the user's cache folder
+# (${XDG_CACHE_HOME:-~/.cache}/vkflow/, Go's os.UserCacheDir): glslang and SPIRV-Tools, linked from
 # the static archives of Debian's glslang-dev and spirv-tools (installed
 # with libshaderc-dev) into one shared library.
 #
 # Debian 12's libshaderc.so.1 leaves the glslang and SPIRV-Tools symbols
 # undefined (only the glslc program carries them), so it cannot be opened
-# on its own. Package glsl opens the library named by VKFLOW_GLSLANG with
-# RTLD_GLOBAL before libshaderc.so.1, which then compiles in process (5 ms
-# a small shader, against 250-900 ms for running glslc). The Makefile sets
-# VKFLOW_GLSLANG to this file. Without it, glsl runs glslc instead.
+# on its own. Package glsl opens this library (or the one named by
+# VKFLOW_GLSLANG) with RTLD_GLOBAL before libshaderc.so.1, which then
+# compiles in process (5 ms a small shader, against 250-900 ms for running
+# glslc), in Go programs, the C API and Python alike. Without it, glsl runs
+# glslc instead.
 #
 # Idempotent: rebuilds only when an archive is newer than the library.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 L=/usr/lib/x86_64-linux-gnu
-out=build/libglslang-vkflow.so
+out=${XDG_CACHE_HOME:-$HOME/.cache}/vkflow/libglslang-vkflow.so
 archives=("$L/libglslang.a" "$L/libMachineIndependent.a" "$L/libGenericCodeGen.a" "$L/libOSDependent.a"
 	"$L/libOGLCompiler.a" "$L/libSPIRV.a" "$L/libglslang-default-resource-limits.a"
 	"$L/libSPIRV-Tools-opt.a" "$L/libSPIRV-Tools.a")
@@ -32,7 +34,7 @@ done
 if ((fresh)); then
 	exit 0
 fi
-mkdir -p build
+mkdir -p "$(dirname "$out")"
 ${CXX:-g++} -shared -o "$out.tmp" -Wl,--whole-archive "${archives[@]}" -Wl,--no-whole-archive -lpthread
 mv "$out.tmp" "$out"
 echo "glslang-lib: built $out"
