@@ -9,8 +9,8 @@
 // waits and signals on user timelines (package timeline) across queues,
 // with a scheduler that makes any submission order deadlock-free. Graphs
 // (package graph) record nodes whose dependencies, queues, command buffers
-// and barriers are inferred, and replay them. Package kernels has the
-// built-in kernels.
+// and barriers are inferred, and replay them. Package ops is the
+// operator library.
 //
 //	mgr, err := vkflow.New()
 //	...

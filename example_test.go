@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"github.com/vkflow/vkflow"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/internal/testutil"
-	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )

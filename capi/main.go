@@ -33,7 +33,7 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/dlpack"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/internal/testutil"
-	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/tensor"
 )
 

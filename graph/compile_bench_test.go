@@ -41,7 +41,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/graph"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/tensor"
 )
 

@@ -40,7 +40,10 @@ func refMatmul(a []float64, as []int, b []float64, bs []int) (out, mag []float64
 	}
 	nb := 1
 	for i := range batch {
-		batch[i] = max(dim(ba, i), dim(bb, i))
+		batch[i] = dim(ba, i) // broadcasting: a 1 stretches (to 0 too)
+		if batch[i] == 1 {
+			batch[i] = dim(bb, i)
+		}
 		nb *= batch[i]
 	}
 	out = make([]float64, nb*m*n)
@@ -368,11 +371,6 @@ func TestMatmulZeros(t *testing.T) {
 // dispatch; k = 0 gives zeros.
 func TestMatmulEmpty(t *testing.T) {
 	m, _ := testutil.Manager(t)
-	if x, err := tensor.New(m, tensor.Float32, []int{0, 3}); err != nil {
-		t.Skipf("tensor.New refuses a zero-length dimension (%v): the lead is changing that", err)
-	} else {
-		require.NoError(t, x.Close())
-	}
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, s := range [][2][]int{{{0, 3}, {3, 2}}, {{2, 3}, {3, 0}}, {{0, 2, 3}, {3, 2}}, {{2, 0}, {0, 3}}, {{0}, {0}}} {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {

@@ -282,9 +282,7 @@ func TestTransposeCut(t *testing.T) {
 func TestTransposeEmpty(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	x, err := tensor.New(m, tensor.Float32, []int{0, 3})
-	if err != nil {
-		t.Skipf("tensor.New refuses a zero-length dimension (%v): the lead is changing that", err)
-	}
+	require.NoError(t, err)
 	defer x.Close()
 	op, err := ops.Transpose(m, x, nil, nil)
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vkflow/vkflow"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/internal/testutil"
-	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )

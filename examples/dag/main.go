@@ -18,7 +18,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/graph"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/ops"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -57,9 +57,9 @@ func dag(mgr *vkflow.Manager, xs []float32) (c []float32, schedule string, err e
 	// and B (it reads what they write) and that A and B need nothing.
 	g := must(graph.New(mgr))
 	g.Input(x) // the host wrote x: no node needs to
-	g.Dispatch(must(kernels.Multiply(mgr, x, x, a))).Named("A: a=x*x").OnQueue(0)
-	g.Dispatch(must(kernels.Add(mgr, x, x, b))).Named("B: b=x+x").OnQueue(1)
-	g.Dispatch(must(kernels.Add(mgr, a, b, ct))).Named("C: c=a+b")
+	must(ops.Mul(mgr, x, x, a)).AddTo(g).Named("A: a=x*x").OnQueue(0)
+	must(ops.Add(mgr, x, x, b)).AddTo(g).Named("B: b=x+x").OnQueue(1)
+	must(ops.Add(mgr, a, b, ct)).AddTo(g).Named("C: c=a+b")
 	c = make([]float32, len(xs))
 	g.Download(ct, c).Named("read c")
 

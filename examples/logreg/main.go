@@ -4,13 +4,13 @@
 // The data are m = 256 points with d = 2 features, drawn with a fixed seed
 // and labelled by the rule 1.5*x0 - 2*x1 + 0.5 + noise > 0. Training is
 // full-batch gradient descent from zero weights: 300 steps of
-// kernels.LogRegStep (two dispatches each: partial sums per workgroup, then
+// ops.LogRegStep (two dispatches each: partial sums per workgroup, then
 // their total and the update) recorded into one sequence and evaluated
 // once. Every step reads and rewrites w and b; the barriers the sequence
 // infers between the dispatches order those read-modify-writes.
 //
 // The CPU repeats the same steps in float64 with the formulas of
-// shaders/logreg_grad.comp and logreg_update.comp (mean gradient, loss under the weights before the
+// ops.LogRegStep (mean gradient, loss under the weights before the
 // step, p clamped to [1e-7, 1-1e-7] inside the logarithm only). The two
 // must agree to within 1e-3, the slack float32 accumulation needs.
 package main
@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/vkflow/vkflow"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/ops"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )
@@ -143,7 +143,7 @@ func trainGPU(mgr *vkflow.Manager, xv, yv []float32) (model, time.Duration, erro
 	if err != nil {
 		return mo, 0, err
 	}
-	step, err := kernels.LogRegStep(mgr, x, y, w, b, loss)
+	step, err := ops.LogRegStep(mgr, x, y, w, b, loss)
 	if err != nil {
 		return mo, 0, err
 	}

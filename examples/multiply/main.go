@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/vkflow/vkflow"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/ops"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )
@@ -47,7 +47,10 @@ func run() (err error) {
 	if err != nil {
 		return err
 	}
-	mul, err := kernels.Multiply(mgr, a, b, out)
+	// ops.Mul prepares the operator (its pipeline, bound to a, b and out);
+	// Record appends its dispatch to a sequence. mul.Run(ctx) would run it
+	// on its own.
+	mul, err := ops.Mul(mgr, a, b, out)
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func run() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := seq.SyncDevice(a, b).Dispatch(mul).SyncLocal(out).Eval(context.Background()); err != nil {
+	if err := mul.Record(seq.SyncDevice(a, b)).SyncLocal(out).Eval(context.Background()); err != nil {
 		return err
 	}
 

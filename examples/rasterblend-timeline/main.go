@@ -24,7 +24,7 @@
 // Nothing is recorded per pass: each ring slot has one raster and one blend
 // sequence, recorded once and submitted again every K passes. The batch a
 // raster sequence draws lives on the GPU: a one-float counter per slot that
-// the same sequence advances by K (kernels.Saxpy) after rasterizing, so slot
+// the same sequence advances by K (shaders.Saxpy) after rasterizing, so slot
 // s draws batches s, s+K, s+2K, ... The host hands over all 2N submits at
 // once (Submit never blocks; vkflow holds each one until its waits are
 // promised) and waits once, for blendTL = N.
@@ -49,7 +49,6 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/examples/internal/scene"
-	"github.com/vkflow/vkflow/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/shaders"
 	"github.com/vkflow/vkflow/tensor"
@@ -214,7 +213,7 @@ func newPipeline(m *vkflow.Manager, p scene.Params, geo []float32, k int) (pl *p
 		return nil, err
 	}
 	keep(raster)
-	advance, err := kernels.Saxpy(m, one, pl.counters[0]) // counter += alpha*1
+	advance, err := algorithm.New(m, shaders.Saxpy, []*tensor.Tensor{one, pl.counters[0]}) // counter += alpha*1
 	if err != nil {
 		return nil, err
 	}

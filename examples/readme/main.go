@@ -8,7 +8,7 @@ import (
 	"log"
 
 	"github.com/vkflow/vkflow"
-	"github.com/vkflow/vkflow/kernels"
+	"github.com/vkflow/vkflow/ops"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
 )
@@ -22,13 +22,18 @@ func main() {
 	check(err)
 	y, err := tensor.FromSlice(mgr, []float32{10, 20, 30, 40})
 	check(err)
-	saxpy, err := kernels.Saxpy(mgr, x, y) // y = alpha*x + y, in place
+	alpha, err := tensor.FromSlice(mgr, []float32{2})
+	check(err)
+	// y = alpha*x + y in place: two operators, alpha broadcast over x.
+	ax, err := ops.Mul(mgr, alpha, x, nil) // allocates its output, ax.Out()
+	check(err)
+	axpy, err := ops.Add(mgr, ax.Out(), y, y)
 	check(err)
 	seq, err := sequence.New(mgr, 0) // logical queue 0
 	check(err)
 
-	// Record once (alpha = 2 as a push constant), submit twice.
-	seq.SyncDevice(x, y).Dispatch(saxpy, float32(2)).SyncLocal(y)
+	// Record once, submit twice; the sequence puts the barriers in.
+	axpy.Record(ax.Record(seq.SyncDevice(x, y, alpha))).SyncLocal(y)
 	ctx := context.Background()
 	check(seq.Eval(ctx)) // submit and wait
 	p := seq.EvalAsync() // submit, return at once
