@@ -101,16 +101,23 @@ func (op *Op) temp(dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
 // package glsl), builds a pipeline bound to ts (bindings 0..len(ts)-1) and
 // adds one dispatch of groups workgroups with push constants push.
 func (op *Op) dispatch(src string, ts []*tensor.Tensor, groups [3]uint32, push ...any) error {
+	return op.dispatchSpec(src, ts, groups, nil, push...)
+}
+
+// dispatchSpec is dispatch with specialization constants (algorithm.Spec
+// options): one compiled module serves every value of them.
+func (op *Op) dispatchSpec(src string, ts []*tensor.Tensor, groups [3]uint32, spec []algorithm.Option, push ...any) error {
 	code, err := glsl.Compile(src, glsl.Name(op.name+".comp"))
 	if err != nil {
 		return fmt.Errorf("ops.%s: %w", op.name, err)
 	}
-	return op.dispatchSPIRV(code, ts, groups, push...)
+	return op.dispatchSPIRV(code, ts, groups, spec, push...)
 }
 
-// dispatchSPIRV is dispatch for a compiled module.
-func (op *Op) dispatchSPIRV(code []byte, ts []*tensor.Tensor, groups [3]uint32, push ...any) error {
-	a, err := algorithm.New(op.owner, code, ts, algorithm.Workgroups(groups[0], groups[1], groups[2]))
+// dispatchSPIRV is dispatchSpec for a compiled module.
+func (op *Op) dispatchSPIRV(code []byte, ts []*tensor.Tensor, groups [3]uint32, spec []algorithm.Option, push ...any) error {
+	opts := append([]algorithm.Option{algorithm.Workgroups(groups[0], groups[1], groups[2])}, spec...)
+	a, err := algorithm.New(op.owner, code, ts, opts...)
 	if err != nil {
 		return fmt.Errorf("ops.%s: %w", op.name, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/vkflow/vkflow/algorithm"
-	"github.com/vkflow/vkflow/glsl"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -159,25 +158,6 @@ func inShapes(ts []*tensor.Tensor) [][]int {
 		s[i] = t.Shape()
 	}
 	return s
-}
-
-// dispatchSpec is dispatch with specialization constants.
-func (op *Op) dispatchSpec(src string, ts []*tensor.Tensor, groups [3]uint32, spec []algorithm.Option, push ...any) error {
-	code, err := glsl.Compile(src, glsl.Name(op.name+".comp"))
-	if err != nil {
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	opts := append([]algorithm.Option{algorithm.Workgroups(groups[0], groups[1], groups[2])}, spec...)
-	a, err := algorithm.New(op.owner, code, ts, opts...)
-	if err != nil {
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	if _, err := algorithm.Push(push...); err != nil {
-		_ = a.Close()
-		return fmt.Errorf("ops.%s: %w", op.name, err)
-	}
-	op.steps = append(op.steps, step{alg: a, push: push})
-	return nil
 }
 
 // is32 reports whether dt is a 32-bit dtype with a GLSL vec4 type.

@@ -102,5 +102,5 @@ func (k *userKernel) build(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, er
 		push[i] = b
 	}
 	ts := append(append([]*tensor.Tensor(nil), in...), out...)
-	return op.done(op.dispatchSPIRV(k.code, ts, groups, push...))
+	return op.done(op.dispatchSPIRV(k.code, ts, groups, nil, push...))
 }

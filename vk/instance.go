@@ -293,6 +293,34 @@ type MemoryHeap struct {
 	Flags uint32
 }
 
+// Subgroup shader stage and operation bits (VkShaderStageFlagBits,
+// VkSubgroupFeatureFlagBits).
+const (
+	StageCompute       = C.VK_SHADER_STAGE_COMPUTE_BIT
+	SubgroupBasic      = C.VK_SUBGROUP_FEATURE_BASIC_BIT
+	SubgroupVote       = C.VK_SUBGROUP_FEATURE_VOTE_BIT
+	SubgroupArithmetic = C.VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
+	SubgroupBallot     = C.VK_SUBGROUP_FEATURE_BALLOT_BIT
+	SubgroupShuffle    = C.VK_SUBGROUP_FEATURE_SHUFFLE_BIT
+	SubgroupClustered  = C.VK_SUBGROUP_FEATURE_CLUSTERED_BIT
+	SubgroupQuad       = C.VK_SUBGROUP_FEATURE_QUAD_BIT
+)
+
+// Subgroup are the device's subgroup properties
+// (VkPhysicalDeviceVulkan11Properties); all zero for a device described
+// without Vulkan 1.2.
+type Subgroup struct {
+	Size       uint32 // default invocations per subgroup
+	Stages     uint32 // shader stages with subgroup operations (StageCompute, ...)
+	Operations uint32 // supported operations (SubgroupArithmetic, ...)
+}
+
+// Compute reports whether compute shaders have every subgroup operation
+// in ops (SubgroupBasic|SubgroupArithmetic, say).
+func (s Subgroup) Compute(ops uint32) bool {
+	return s.Stages&StageCompute != 0 && s.Operations&ops == ops
+}
+
 // PhysicalDeviceInfo is what vkflow knows about a physical device.
 type PhysicalDeviceInfo struct {
 	Name          string
@@ -306,6 +334,7 @@ type PhysicalDeviceInfo struct {
 	DeviceUUID    [16]byte
 	Limits        Limits
 	Features      Features
+	Subgroup      Subgroup
 	QueueFamilies []QueueFamily
 	MemoryTypes   []MemoryType
 	MemoryHeaps   []MemoryHeap
@@ -352,6 +381,11 @@ func Describe(pd PhysicalDevice) (PhysicalDeviceInfo, error) {
 			TimestampComputeAndGraphics:     l.timestampComputeAndGraphics != 0,
 			MaxTimelineValueDifference:      uint64(d.maxTimelineSemaphoreValueDifference),
 			MaxMemoryAllocationSize:         uint64(d.maxMemoryAllocationSize),
+		},
+		Subgroup: Subgroup{
+			Size:       uint32(d.subgroupSize),
+			Stages:     uint32(d.subgroupSupportedStages),
+			Operations: uint32(d.subgroupSupportedOperations),
 		},
 		Features: Features{
 			TimelineSemaphore:        d.timelineSemaphore != 0,

@@ -247,6 +247,9 @@ void vkflowDescribePhysicalDevice(VkPhysicalDevice pd, vkflowDeviceInfo *out) {
 	vkf.vkGetPhysicalDeviceProperties2(pd, &p2);
 	out->maxTimelineSemaphoreValueDifference = p12.maxTimelineSemaphoreValueDifference;
 	out->maxMemoryAllocationSize = p11.maxMemoryAllocationSize;
+	out->subgroupSize = p11.subgroupSize;
+	out->subgroupSupportedStages = p11.subgroupSupportedStages;
+	out->subgroupSupportedOperations = p11.subgroupSupportedOperations;
 	memcpy(out->deviceUUID, p11.deviceUUID, VK_UUID_SIZE);
 	memcpy(out->driverUUID, p11.driverUUID, VK_UUID_SIZE);
 	memcpy(out->driverName, p12.driverName, VK_MAX_DRIVER_NAME_SIZE);

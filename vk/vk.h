@@ -59,6 +59,7 @@ typedef struct {
 	VkBool32 synchronization2;
 	uint64_t maxTimelineSemaphoreValueDifference;
 	uint64_t maxMemoryAllocationSize; // VkPhysicalDeviceMaintenance3Properties
+	uint32_t subgroupSize, subgroupSupportedStages, subgroupSupportedOperations; // VkPhysicalDeviceVulkan11Properties
 	uint8_t deviceUUID[VK_UUID_SIZE];
 	uint8_t driverUUID[VK_UUID_SIZE];
 	char driverName[VK_MAX_DRIVER_NAME_SIZE];

@@ -70,6 +70,12 @@ func TestDescribe(t *testing.T) {
 	assert.NotEmpty(t, info.QueueFamilies)
 	assert.NotEmpty(t, info.MemoryTypes)
 	assert.NotZero(t, info.Limits.MaxStorageBufferRange)
+	// Every Vulkan 1.1+ device has basic subgroup operations in compute
+	// shaders and a power-of-two subgroup size.
+	assert.True(t, info.Subgroup.Compute(vk.SubgroupBasic), "subgroup %+v", info.Subgroup)
+	assert.NotZero(t, info.Subgroup.Size)
+	assert.Zero(t, info.Subgroup.Size&(info.Subgroup.Size-1), "subgroup size %d", info.Subgroup.Size)
+	t.Logf("subgroup: size %d, stages %#x, operations %#x", info.Subgroup.Size, info.Subgroup.Stages, info.Subgroup.Operations)
 }
 
 func TestTimelineSubmitWaitAllocatesNothing(t *testing.T) {
