@@ -34,10 +34,11 @@
 # workload, default 0.5: the median of 5 batches), GO_BENCHTIME (default
 # 300ms), GO_COUNT (Go runs per round, default 1), NUMPY_BENCHTIME
 # (seconds, default 0.5), MATMUL_ROUNDS (the matmul comparison runs in the
-# first MATMUL_ROUNDS rounds only, default 3: one lavapipe matmul takes
-# seconds). With the defaults a run takes about 2 minutes on
-# the 2-core machine (more when it is busy). Raw output:
-# bench/out/ops_raw.txt; the C side's stderr: bench/out/ops_baseline.log.
+# first MATMUL_ROUNDS rounds only, default 3: a lavapipe matmul takes
+# 0.2 to 0.6 s). With the defaults a run takes about 70 s on the 2-core
+# machine at load average 2 to 3, and several minutes when it is busy.
+# Raw output: bench/out/ops_raw.txt; the C side's stderr:
+# bench/out/ops_baseline.log.
 #
 # An op not registered yet is skipped by its benchmark and shown as
 # MISSING; a benchmark that fails is shown as missing too, and the script

@@ -22,7 +22,7 @@ package bench
 // is one op.Run: submit + wait until the output can be read on the host.
 // Like the C side, the first run is verified against the CPU and 3 warm-up
 // runs precede the timer (matmul: the verified run is its only warm-up, as
-// one run takes seconds on lavapipe). An op not registered yet (ops.Names)
+// one run takes tenths of a second on lavapipe). An op not registered yet (ops.Names)
 // is skipped with "missing", which the report shows.
 
 import (
