@@ -55,9 +55,18 @@ python: capi
 test-capi: capi
 	capi/consumer/build_and_run.sh build
 
+# The Python tests run against the installed package: `pip install ./python`
+# (the in-tree build backend python/_build/vkflow_build.py builds
+# libvkflow.so with Go; nothing is downloaded) into the venv build/venv,
+# which sees Debian's NumPy and PyTorch. They run from python/tests, where
+# the source tree's vkflow is not importable; test_install checks that.
 PYTHON ?= /usr/bin/python3
-test-python: python
-	cd python && $(PYTHON) -m unittest discover -s tests -v
+VENV := build/venv
+test-python:
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install --no-index --force-reinstall --no-deps --quiet ./python
+	cd python/tests && PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
+		../../$(VENV)/bin/python -m unittest discover -s . -t . -v
 
 vet:
 	$(GO) vet ./...

@@ -240,7 +240,7 @@ func vkflow_tensor_new(h C.vkflow_manager, dtype *C.char, ndim C.int32_t, shape 
 	}
 	dims := make([]int, ndim)
 	for i, s := range unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)) {
-		if s <= 0 || s > 1<<40 {
+		if s < 0 || s > 1<<40 { // 0: an empty tensor, where package tensor allows one
 			return invalid("vkflow_tensor_new: dimension %d is %d", i, s)
 		}
 		dims[i] = int(s)

@@ -273,6 +273,37 @@ int vkflow_dlpack_import_copy(vkflow_manager m, void *managed, int32_t versioned
 /* Exports whose deleter has not run yet, across all Managers. */
 int64_t vkflow_dlpack_live(void);
 
+/* Operators (package ops) and their registry, shared with Go and Python.
+ *
+ * vkflow_op_call runs the op called name on the n_in tensors in and waits
+ * (up to the Manager's close timeout). out holds n_out slots: a nonzero slot
+ * is an output the caller gives; a 0 slot receives a new tensor the op
+ * allocated, which the caller owns (close it). Outputs beyond n_out are not
+ * returned. attrs_json (NULL or "": none) holds the op's attributes:
+ * {"axes": [0, -1], "keepdims": true, "perm": [1, 0], "dtype": "float16",
+ * "min": 0, "max": 6, "push": "<base64>", "groups": [4, 1, 1]}; unknown keys
+ * are VKFLOW_ERR_INVALID. Inputs of different dtypes are an error (cast
+ * first); a dtype the op does not take is VKFLOW_ERR_INVALID and one the
+ * device cannot compute in VKFLOW_ERR_UNSUPPORTED, both naming it. */
+int vkflow_op_call(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
+		   int32_t n_out, char *attrs_json);
+/* Registers a compute kernel by name: GLSL source compiled now (a compile
+ * error is VKFLOW_ERR_INVALID with the compiler's message and line in
+ * vkflow_last_error), or a SPIR-V module (size bytes, copied). Its storage
+ * buffers are set 0, bindings 0..: the first n_inputs are inputs, the rest
+ * outputs, which vkflow_op_call's caller must give. The "push" attribute is
+ * its push constant block and "groups" its workgroups (default: one
+ * invocation per element of the first output, in groups of its local size
+ * x). A name already taken is VKFLOW_ERR_INVALID. */
+int vkflow_op_register_glsl(char *name, char *source, int32_t n_inputs);
+int vkflow_op_register_spirv(char *name, void *code, size_t size, int32_t n_inputs);
+/* Removes a registered kernel (not a built-in op). */
+int vkflow_op_unregister(char *name);
+/* Copies the names of every op, built-in and registered, sorted and
+ * separated by newlines, into buf (NUL-terminated, truncated to n; buf may
+ * be NULL when n is 0) and returns the full length. */
+size_t vkflow_op_names(char *buf, size_t n);
+
 /* Python capsules: the static names ("dltensor", "dltensor_versioned",
  * "used_dltensor", "used_dltensor_versioned") and a PyCapsule destructor
  * that calls the deleter when the capsule was never consumed. The

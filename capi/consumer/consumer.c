@@ -3,7 +3,8 @@
  * DLManagedTensor. It checks every DLTensor field of legacy kDLCPU exports,
  * the lifetime rules (exported memory outlives the tensor and the Manager
  * until the deleter runs), memory accounting and the validation layer; and
- * a small graph on two queues, run from C.
+ * a small graph on two queues, run from C; and operators (ops.c): a matmul
+ * on buffers the program owns, a GLSL kernel registered and called by name.
  *
  * Prints "consumer: OK" and exits 0, or prints each failed check and exits 1.
  * Build and run: capi/consumer/build_and_run.sh [directory of libvkflow.so]
@@ -14,7 +15,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include "vkflow.h"
+#include "consumer.h"
 
 /* The 0.6 header is the one this consumer is written for. */
 #ifndef DLPACK_VERSION
@@ -24,24 +25,9 @@ _Static_assert(DLPACK_VERSION >= 60, "DLPack 0.6 or later expected");
 _Static_assert(sizeof(DLTensor) == 48, "DLTensor layout");
 _Static_assert(sizeof(DLManagedTensor) == 64, "DLManagedTensor layout");
 
-#define TIMEOUT_NS (10LL * 1000 * 1000 * 1000)
+int failures;
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			fprintf(stderr, "consumer: %s:%d: check failed: %s: ",  \
-				__FILE__, __LINE__, #cond);                     \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
-
-/* Checks a vkflow call; on failure prints the library's message. Returns
- * 1 on success. */
-static int ok(int rc, const char *what)
+int ok(int rc, const char *what)
 {
 	if (rc == VKFLOW_OK)
 		return 1;
@@ -332,6 +318,7 @@ out:
 	      VKFLOW_ERR_CLOSED);
 
 	graph_case();
+	ops_case();
 
 	char text[1024] = "";
 	int64_t msgs = vkflow_validation_messages(text, sizeof text);

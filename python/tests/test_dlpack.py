@@ -1,8 +1,9 @@
 """DLPack tests for the vkflow Python package, against NumPy 1.24 and PyTorch
 1.13 (Debian 12) as consumers and producers.
 
-Run from python/:
-    VKFLOW_LIB=../build/libvkflow.so /usr/bin/python3 -m unittest discover -s tests -v
+`make test-python` runs them against the package pip installed into
+build/venv; `make python` and `cd python && python3 -m unittest discover -s
+tests` run them in-tree.
 
 Every test opens a Manager with the validation layer (and synchronization
 validation) on; a test fails if any validation warning or error appears while
@@ -11,17 +12,14 @@ it runs, leak reports at device destruction included.
 
 import ctypes
 import gc
-import os
 import sys
-import threading
 import time
 import unittest
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import vkflow  # noqa: E402
+import vkflow
 
 KDL_CPU, KDL_OPENCL, KDL_VULKAN = 1, 4, 7
 FLAG_READ_ONLY, FLAG_IS_COPIED = 1 << 0, 1 << 1

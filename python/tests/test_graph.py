@@ -1,8 +1,9 @@
 """Graph tests for the vkflow Python package: record, compile and run graphs
 through libvkflow.so, results compared with NumPy exactly.
 
-Run from python/:
-    VKFLOW_LIB=../build/libvkflow.so /usr/bin/python3 -m unittest tests.test_graph -v
+`make test-python` runs them against the package pip installed into
+build/venv; `make python` and `cd python && python3 -m unittest discover -s
+tests` run them in-tree.
 
 Every test opens a Manager with the validation layer (and synchronization
 validation) on; a test fails if any validation message appears while it runs.
@@ -12,13 +13,11 @@ order of rounding.
 
 import gc
 import os
-import sys
 import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import vkflow  # noqa: E402
+import vkflow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 30.0

@@ -43,7 +43,7 @@ Synchronization rules (the full contract is in docs/DLPACK.md):
 * Memory exported through DLPack stays valid until the consumer calls the
   deleter, even after the tensor and its Manager are closed.
 
-DLPack, import (``from_dlpack(x, manager)``): ``x`` is an object with
+DLPack, import (``from_dlpack(x, device=None, copy=None)``): ``x`` is an object with
 ``__dlpack__`` or a raw capsule. The capsule is marked consumed before the
 library takes it over; the result's ``imported_copy`` tells whether the data
 was copied (False: the tensor aliases the producer's memory). Compact host
@@ -51,6 +51,18 @@ memory is imported zero-copy where the device can import it: the pages around
 the data are imported, so the data's address must be a multiple of the
 device's host import alignment (the buffer alignment, 64 bytes on lavapipe);
 strided or unaligned data is copied, or refused with ``copy=False``.
+
+Array API style: ``from_dlpack`` and ``asarray(obj, dtype=None, device=None,
+copy=None)`` take a ``device`` (a Manager); None is :func:`default_device`, a
+process-wide Manager opened on first use and closed at exit. ``asarray`` takes
+vkflow tensors, DLPack producers (aliased where the device can import their
+memory), Python scalars and (nested) lists. ``Tensor.device`` is its Manager;
+``Tensor.to_device(mgr)`` returns the tensor itself on its own Manager, else a
+copy made through host memory.
+
+Operators: :mod:`vkflow.ops` (``vkflow.ops.add``, ``sum``, ``matmul``, ...)
+takes vkflow tensors, DLPack producers and scalars and returns vkflow
+tensors; ``vkflow.ops.register`` adds GLSL or SPIR-V kernels by name.
 
 Graphs (``Manager.graph``, see :class:`Graph`): record dispatches, copies,
 fills, uploads and downloads; ``compile`` infers the dependencies from what
@@ -79,7 +91,8 @@ from . import _lib
 __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
     "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "DLPACK_TIMEOUT",
-    "library_path", "Algorithm", "Graph", "Node", "Exec", "Run",
+    "library_path", "Algorithm", "Graph", "Node", "Exec", "Run", "asarray", "default_device",
+    "CopyError",
 ]
 
 #: Seconds a DLPack export or import may wait for pending GPU work.
@@ -408,9 +421,9 @@ class Manager(_Handle):
         _check(_lib.lib().timeline_new(self._h(), int(initial), byref(h)))
         return self._adopt(Timeline(self, h.value))
 
-    def from_dlpack(self, x):
-        """Same as ``vkflow.from_dlpack(x, self)``."""
-        return from_dlpack(x, self)
+    def from_dlpack(self, x, copy=None):
+        """Same as ``vkflow.from_dlpack(x, self, copy=copy)``."""
+        return from_dlpack(x, self, copy=copy)
 
     def _adopt(self, child):
         self._children.add(child)
@@ -465,6 +478,42 @@ class Tensor(_Handle):
     @property
     def manager(self):
         return self._manager
+
+    @property
+    def device(self):
+        """The :class:`Manager` the tensor lives on (array API ``device``)."""
+        return self._manager
+
+    def to_device(self, device, /, *, stream=None):
+        """Returns the tensor on ``device`` (a :class:`Manager`): itself when
+        it is already there, else a copy made through host memory (after the
+        tensor's pending GPU work). ``stream`` must be None (or -1)."""
+        if stream is not None and not (isinstance(stream, int) and stream == -1):
+            raise ValueError("to_device: stream must be None or -1, not %r" % (stream,))
+        if not isinstance(device, Manager):
+            raise TypeError("to_device: device must be a vkflow.Manager, not %s"
+                            % type(device).__name__)
+        if device is self._manager:
+            self._h()
+            return self
+        return self._copy_to(device)
+
+    def _copy_to(self, manager):
+        """A new tensor on manager holding a copy of this one, through a
+        host export (which waits for pending GPU work) and a copying import."""
+        cap = self.__dlpack__(max_version=(1, 3), dl_device=(DLDeviceType.CPU, 0))
+        return from_dlpack(cap, manager, copy=True)
+
+    def _host_copy(self):
+        """A NumPy array holding a copy of the tensor, after its pending GPU
+        work (unlike :meth:`read`)."""
+        np = _numpy()
+        if self.dtype == "bool":
+            # NumPy 1.x takes no kDLBool: a versioned host export waits for
+            # the pending work, then read() copies.
+            self.__dlpack__(max_version=(1, 3), dl_device=(DLDeviceType.CPU, 0))
+            return self.read()
+        return np.array(np.from_dlpack(_HostView(self)), copy=True)
 
     @property
     def handle(self):
@@ -576,6 +625,19 @@ class Tensor(_Handle):
     def __repr__(self):
         state = "closed" if self.closed else self.memory
         return "<vkflow.Tensor %s %r %s>" % (self.dtype, self.shape, state)
+
+
+class _HostView:
+    """Exports a tensor to host memory (kDLCPU) for NumPy."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self._tensor.__dlpack__(dl_device=(DLDeviceType.CPU, 0))
+
+    def __dlpack_device__(self):
+        return DLDeviceType.CPU, 0
 
 
 class Sequence(_Handle):
@@ -714,43 +776,6 @@ def _consume(capsule):
     return ptr, versioned
 
 
-def from_dlpack(x, manager, copy=None):
-    """Imports ``x`` into ``manager`` through DLPack and returns a Tensor.
-
-    ``x`` is an object with ``__dlpack__`` (asked for a versioned capsule,
-    ``max_version=(1, 3)``, and without arguments if it does not take one) or
-    a capsule. The capsule is consumed: importing it again raises ValueError.
-    ``tensor.imported_copy`` is False when the tensor aliases the producer's
-    memory (writes by GPU work show in the producer's array) and True when
-    the data was copied. Raises BufferError when the library cannot import
-    the tensor (its device, dtype or layout). ``copy``: None copies only
-    when needed, True always copies host memory, False raises BufferError
-    when a copy would be needed (strided data, or an address that is not a
-    multiple of the device's host import alignment, 64 bytes on lavapipe).
-    """
-    copy_mode = {None: _lib.COPY_IF_NEEDED, True: _lib.COPY_ALWAYS,
-                 False: _lib.COPY_NEVER}.get(copy)
-    if copy_mode is None:
-        raise ValueError("from_dlpack: copy must be None, True or False")
-    if not isinstance(manager, Manager):
-        raise TypeError("from_dlpack: manager must be a vkflow.Manager, not %s"
-                        % type(manager).__name__)
-    mh = manager._h()
-    if hasattr(x, "__dlpack__"):
-        try:
-            capsule = x.__dlpack__(max_version=(1, 3))
-        except TypeError:
-            capsule = x.__dlpack__()
-    else:
-        capsule = x
-    ptr, versioned = _consume(capsule)
-    # From here the library owns the managed tensor: it calls the deleter
-    # even when the import fails.
-    out, copied = c_uint64(), c_int32()
-    _check(_lib.lib().dlpack_import_copy(mh, ptr, 1 if versioned else 0, copy_mode,
-                                         _ns(DLPACK_TIMEOUT), byref(out), byref(copied)),
-           buffer_error=True)
-    return Tensor._wrap(manager, out.value, imported_copy=bool(copied.value))
-
-
 from ._graph import Algorithm, Exec, Graph, Node, Run  # noqa: E402
+from ._array import CopyError, asarray, default_device, from_dlpack  # noqa: E402
+from . import ops  # noqa: E402,F401

@@ -119,6 +119,11 @@ _PROTOTYPES = {
     "vkflow_dlpack_import_copy": (c_int, (c_uint64, c_void_p, c_int32, c_int32, c_int64, _p_u64,
                                           _p_i32)),
     "vkflow_dlpack_live": (c_int64, ()),
+    "vkflow_op_call": (c_int, (c_uint64, c_char_p, _p_u64, c_int32, _p_u64, c_int32, c_char_p)),
+    "vkflow_op_register_glsl": (c_int, (c_char_p, c_char_p, c_int32)),
+    "vkflow_op_register_spirv": (c_int, (c_char_p, c_void_p, c_size_t, c_int32)),
+    "vkflow_op_unregister": (c_int, (c_char_p,)),
+    "vkflow_op_names": (c_size_t, (c_char_p, c_size_t)),
     # The names are static C strings: keep them as addresses (c_void_p),
     # never as Python bytes, because PyCapsule stores the pointer.
     "vkflow_capsule_name": (c_void_p, (c_int32,)),

@@ -1,0 +1,33 @@
+/* consumer.h: what the consumer's files share (capi/consumer/). */
+#ifndef VKFLOW_CONSUMER_H
+#define VKFLOW_CONSUMER_H
+
+#include <stdio.h>
+
+#include "vkflow.h"
+
+#define TIMEOUT_NS (10LL * 1000 * 1000 * 1000)
+
+/* The number of failed checks so far. */
+extern int failures;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			failures++;                                             \
+			fprintf(stderr, "consumer: %s:%d: check failed: %s: ",  \
+				__FILE__, __LINE__, #cond);                     \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+		}                                                               \
+	} while (0)
+
+/* Checks a vkflow call; on failure prints the library's message. Returns
+ * 1 on success. */
+int ok(int rc, const char *what);
+
+/* Operators from C (ops.c): matmul on buffers the program owns, a GLSL
+ * kernel registered and called by name, a compile error. */
+void ops_case(void);
+
+#endif

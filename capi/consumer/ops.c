@@ -1,0 +1,259 @@
+/* ops.c: operators from C. A matmul on buffers this program owns (page
+ * aligned with aligned_alloc, wrapped as DLPack tensors and imported without
+ * a copy), checked against a C loop; a GLSL kernel registered and called by
+ * name with push constants; a GLSL compile error reported with its line;
+ * the names list and bad calls. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlpack/dlpack.h>
+
+#include "consumer.h"
+
+enum { PAGE = 4096 };
+
+/* A DLManagedTensor over memory the program owns; the deleter frees only
+ * the wrapper and counts the call (it may run on a library thread). */
+struct owned {
+	DLManagedTensor mt;
+	int64_t shape[2];
+};
+
+static atomic_int deleters;
+
+static void owned_deleter(DLManagedTensor *self)
+{
+	free(self->manager_ctx);
+	atomic_fetch_add(&deleters, 1);
+}
+
+/* A rows x cols float32 buffer, page aligned, its size rounded up to pages. */
+static float *owned_buffer(int64_t rows, int64_t cols)
+{
+	size_t bytes = (size_t)(rows * cols) * sizeof(float);
+	bytes = (bytes + PAGE - 1) / PAGE * PAGE;
+	float *p = aligned_alloc(PAGE, bytes);
+	if (p != NULL)
+		memset(p, 0, bytes);
+	return p;
+}
+
+/* Imports data (rows x cols float32, compact) with VKFLOW_COPY_NEVER: the
+ * tensor is the program's memory. Returns 0 on failure. */
+static vkflow_tensor import_owned(vkflow_manager m, float *data, int64_t rows, int64_t cols)
+{
+	struct owned *o = calloc(1, sizeof *o);
+	if (o == NULL) {
+		CHECK(o != NULL, "calloc failed");
+		return 0;
+	}
+	o->shape[0] = rows;
+	o->shape[1] = cols;
+	o->mt.dl_tensor.data = data;
+	o->mt.dl_tensor.device.device_type = kDLCPU;
+	o->mt.dl_tensor.ndim = 2;
+	o->mt.dl_tensor.dtype.code = kDLFloat;
+	o->mt.dl_tensor.dtype.bits = 32;
+	o->mt.dl_tensor.dtype.lanes = 1;
+	o->mt.dl_tensor.shape = o->shape;
+	o->mt.manager_ctx = o;
+	o->mt.deleter = owned_deleter;
+	vkflow_tensor t = 0;
+	int32_t copied = -1;
+	/* The library owns the wrapper from here, even on failure. */
+	if (!ok(vkflow_dlpack_import_copy(m, &o->mt, 0, VKFLOW_COPY_NEVER, TIMEOUT_NS, &t, &copied),
+		"vkflow_dlpack_import_copy(COPY_NEVER)"))
+		return 0;
+	CHECK(copied == 0, "import of an aligned compact buffer copied");
+	return t;
+}
+
+static int has_op(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = names; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == names || p[-1] == '\n') && (p[n] == '\n' || p[n] == 0))
+			return 1;
+	return 0;
+}
+
+/* The names of every op (malloc'd, newline-separated). */
+static char *op_names(void)
+{
+	size_t len = vkflow_op_names(NULL, 0);
+	char *buf = malloc(len + 1);
+	if (buf == NULL)
+		return NULL;
+	size_t again = vkflow_op_names(buf, len + 1);
+	CHECK(again == len && strlen(buf) == len, "vkflow_op_names: %zu then %zu, strlen %zu", len,
+	      again, strlen(buf));
+	return buf;
+}
+
+/* C = A B on the program's buffers, against a C loop. The values are small
+ * integers, so every partial sum is exact in float32 whatever the order. */
+enum { M = 33, K = 47, N = 29 };
+
+static void matmul_case(vkflow_manager m, float *a, float *b, float *c)
+{
+	static float want[M * N], got[M * N];
+	for (int i = 0; i < M * K; i++)
+		a[i] = (float)((i * 7) % 9 - 4);
+	for (int i = 0; i < K * N; i++)
+		b[i] = (float)((i * 5) % 7 - 3);
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			float s = 0;
+			for (int k = 0; k < K; k++)
+				s += a[i * K + k] * b[k * N + j];
+			want[i * N + j] = s;
+		}
+	c[0] = 12345.0f; /* overwritten by the matmul */
+
+	vkflow_tensor ta = import_owned(m, a, M, K), tb = import_owned(m, b, K, N);
+	vkflow_tensor tc = import_owned(m, c, M, N);
+	if (ta && tb && tc) {
+		vkflow_tensor in[2] = {ta, tb}, out[1] = {tc};
+		if (ok(vkflow_op_call(m, "matmul", in, 2, out, 1, NULL), "vkflow_op_call(matmul)")) {
+			CHECK(out[0] == tc, "a given output slot was replaced");
+			int bad = 0;
+			for (int i = 0; i < M * N && bad < 5; i++)
+				if (c[i] != want[i]) {
+					CHECK(c[i] == want[i], "matmul c[%d] = %g, want %g", i, c[i], want[i]);
+					bad++;
+				}
+			if (bad == 0)
+				printf("consumer: matmul %dx%d @ %dx%d into the program's own buffer: exact\n",
+				       M, K, K, N);
+		}
+		/* An output slot of 0: the library allocates, the caller owns it. */
+		vkflow_tensor fresh[1] = {0};
+		if (ok(vkflow_op_call(m, "matmul", in, 2, fresh, 1, ""), "vkflow_op_call(matmul, new out)")) {
+			CHECK(fresh[0] != 0, "no output tensor returned");
+			if (ok(vkflow_tensor_read(fresh[0], got, sizeof got), "vkflow_tensor_read"))
+				CHECK(memcmp(got, want, sizeof got) == 0, "matmul into a new tensor differs");
+			ok(vkflow_tensor_close(fresh[0]), "vkflow_tensor_close");
+		}
+	}
+	vkflow_tensor_close(ta);
+	vkflow_tensor_close(tb);
+	vkflow_tensor_close(tc);
+}
+
+static const char scale_add_glsl[] =
+	"#version 450\n"
+	"layout(local_size_x = 64) in;\n"
+	"layout(set = 0, binding = 0) readonly buffer A { float a[]; };\n"
+	"layout(set = 0, binding = 1) readonly buffer B { float b[]; };\n"
+	"layout(set = 0, binding = 2) writeonly buffer C { float c[]; };\n"
+	"layout(push_constant) uniform P { float s; } p;\n"
+	"void main() {\n"
+	"    uint i = gl_GlobalInvocationID.x;\n"
+	"    if (i < uint(c.length())) c[i] = p.s * a[i] + b[i];\n"
+	"}\n";
+
+/* The error is on line 5. */
+static const char broken_glsl[] =
+	"#version 450\n"
+	"layout(local_size_x = 1) in;\n"
+	"layout(set = 0, binding = 0) buffer A { float a[]; };\n"
+	"void main() {\n"
+	"    a[0] = undeclared_name;\n"
+	"}\n";
+
+static void registry_case(vkflow_manager m)
+{
+	char msg[1024];
+	if (!ok(vkflow_op_register_glsl("consumer.scale_add", (char *)scale_add_glsl, 2),
+		"vkflow_op_register_glsl"))
+		return;
+	int rc = vkflow_op_register_glsl("consumer.scale_add", (char *)scale_add_glsl, 2);
+	CHECK(rc == VKFLOW_ERR_INVALID, "registering a taken name: rc %d", rc);
+
+	char *names = op_names();
+	if (names != NULL)
+		CHECK(has_op(names, "consumer.scale_add"), "names lack consumer.scale_add: %s", names);
+	free(names);
+
+	enum { N = 1000 };
+	static float av[N], bv[N], cv[N];
+	for (int i = 0; i < N; i++) {
+		av[i] = (float)i;
+		bv[i] = (float)(N - i) * 0.5f;
+	}
+	int64_t shape[1] = {N};
+	vkflow_tensor a = 0, b = 0, c = 0;
+	ok(vkflow_tensor_new(m, "float32", 1, shape, av, sizeof av, VKFLOW_MEMORY_DEVICE, &a), "tensor a");
+	ok(vkflow_tensor_new(m, "float32", 1, shape, bv, sizeof bv, VKFLOW_MEMORY_DEVICE, &b), "tensor b");
+	ok(vkflow_tensor_new(m, "float32", 1, shape, NULL, 0, VKFLOW_MEMORY_DEVICE, &c), "tensor c");
+	if (a && b && c) {
+		/* push: the float 2.0, little-endian bytes 00 00 00 40, in base64. */
+		float two = 2.0f;
+		unsigned char bytes[4];
+		memcpy(bytes, &two, 4);
+		CHECK(bytes[0] == 0 && bytes[1] == 0 && bytes[2] == 0 && bytes[3] == 0x40,
+		      "not a little-endian IEEE float");
+		vkflow_tensor in[2] = {a, b}, out[1] = {c};
+		if (ok(vkflow_op_call(m, "consumer.scale_add", in, 2, out, 1, "{\"push\": \"AAAAQA==\"}"),
+		       "vkflow_op_call(consumer.scale_add)") &&
+		    ok(vkflow_tensor_read(c, cv, sizeof cv), "vkflow_tensor_read")) {
+			for (int i = 0; i < N; i++)
+				if (cv[i] != 2.0f * av[i] + bv[i]) {
+					CHECK(cv[i] == 2.0f * av[i] + bv[i], "scale_add c[%d] = %g", i, cv[i]);
+					break;
+				}
+		}
+		/* A registered kernel cannot infer its outputs: a 0 slot fails. */
+		vkflow_tensor none[1] = {0};
+		rc = vkflow_op_call(m, "consumer.scale_add", in, 2, none, 1, NULL);
+		CHECK(rc == VKFLOW_ERR_INVALID && none[0] == 0, "0 output slot of a registered kernel: rc %d", rc);
+		rc = vkflow_op_call(m, "consumer.scale_add", in, 2, out, 1, "{\"unknown\": 1}");
+		CHECK(rc == VKFLOW_ERR_INVALID, "unknown attribute: rc %d", rc);
+	}
+	vkflow_tensor_close(a);
+	vkflow_tensor_close(b);
+	vkflow_tensor_close(c);
+	ok(vkflow_op_unregister("consumer.scale_add"), "vkflow_op_unregister");
+	rc = vkflow_op_call(m, "consumer.scale_add", NULL, 0, NULL, 0, NULL);
+	CHECK(rc == VKFLOW_ERR_INVALID, "call after unregister: rc %d", rc);
+	vkflow_last_error(msg, sizeof msg);
+	CHECK(strstr(msg, "consumer.scale_add") != NULL, "unknown op message: %s", msg);
+
+	/* A compile error names the line. */
+	rc = vkflow_op_register_glsl("consumer.broken", (char *)broken_glsl, 1);
+	vkflow_last_error(msg, sizeof msg);
+	CHECK(rc == VKFLOW_ERR_INVALID, "broken GLSL: rc %d", rc);
+	CHECK(strstr(msg, "undeclared_name") != NULL && strstr(msg, ":5:") != NULL,
+	      "compile error without the name and line 5: %s", msg);
+}
+
+void ops_case(void)
+{
+	vkflow_manager m = 0;
+	if (!ok(vkflow_manager_new(-1, VKFLOW_VALIDATION, &m), "vkflow_manager_new"))
+		return;
+	char *names = op_names();
+	int with_matmul = names != NULL && has_op(names, "matmul");
+	free(names);
+
+	registry_case(m);
+	/* The buffers outlive the Manager: its close waits for the GPU and
+	 * runs the import deleters; they are freed after that. */
+	float *a = owned_buffer(M, K), *b = owned_buffer(K, N), *c = owned_buffer(M, N);
+	int want_deleters = 0;
+	if (a == NULL || b == NULL || c == NULL)
+		CHECK(0, "aligned_alloc failed");
+	else if (with_matmul) {
+		matmul_case(m, a, b, c);
+		want_deleters = 3;
+	} else
+		printf("consumer: SKIP matmul: no op named \"matmul\" in vkflow_op_names\n");
+	ok(vkflow_manager_close(m), "vkflow_manager_close");
+	CHECK(atomic_load(&deleters) == want_deleters, "%d import deleters ran, want %d",
+	      atomic_load(&deleters), want_deleters);
+	free(a);
+	free(b);
+	free(c);
+}

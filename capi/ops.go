@@ -1,0 +1,129 @@
+package main
+
+// The operator library (package ops) and its registry: call an op by name,
+// register GLSL or SPIR-V kernels, list the names.
+
+/*
+#include <stdlib.h>
+#include "vkflow.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/vkflow/vkflow"
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/ops"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// maxOpTensors bounds the tensor arrays of vkflow_op_call.
+const maxOpTensors = 64
+
+// opTensors looks up n handles at p; zero handles are nil when allowZero.
+func opTensors(what string, p *C.vkflow_tensor, n C.int32_t, allowZero bool) ([]*tensor.Tensor, error) {
+	if n < 0 || n > maxOpTensors || (n > 0 && p == nil) {
+		return nil, fmt.Errorf("%w: vkflow_op_call: %d %s at %p (0..%d, not NULL)", vkflow.ErrInvalid, n, what, p, maxOpTensors)
+	}
+	hs := unsafe.Slice(p, int(n))
+	ts := make([]*tensor.Tensor, n)
+	for i, h := range hs {
+		if h == 0 {
+			if !allowZero {
+				return nil, fmt.Errorf("%w: vkflow_op_call: %s[%d] is 0", vkflow.ErrInvalid, what, i)
+			}
+			continue
+		}
+		t, err := lookup[*tensor.Tensor](h, "tensor")
+		if err != nil {
+			return nil, fmt.Errorf("vkflow_op_call: %s[%d]: %w", what, i, err)
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+//export vkflow_op_call
+func vkflow_op_call(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char) C.int {
+	m, err := lookup[*vkflow.Manager](h, "Manager")
+	if err != nil {
+		return fail(err)
+	}
+	if name == nil {
+		return invalid("vkflow_op_call: name is NULL")
+	}
+	ins, err := opTensors("inputs", in, nIn, false)
+	if err != nil {
+		return fail(err)
+	}
+	outs, err := opTensors("outputs", out, nOut, true)
+	if err != nil {
+		return fail(err)
+	}
+	var at ops.Attrs
+	if attrsJSON != nil {
+		if at, err = ops.ParseAttrs([]byte(C.GoString(attrsJSON))); err != nil {
+			return fail(err)
+		}
+	}
+	d, err := core.From(m)
+	if err != nil {
+		return fail(err)
+	}
+	// Bounded like every wait without a caller's timeout: the Manager's
+	// close timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
+	defer cancel()
+	res, err := ops.Call(ctx, m, C.GoString(name), ins, outs, at)
+	if err != nil {
+		return fail(err)
+	}
+	slots := unsafe.Slice(out, int(nOut))
+	for i, t := range res {
+		switch {
+		case i >= len(slots):
+			// An output the caller left no slot for: not returned.
+			_ = t.Close()
+		case slots[i] == 0:
+			slots[i] = newHandle(t)
+		}
+	}
+	return C.VKFLOW_OK
+}
+
+//export vkflow_op_register_glsl
+func vkflow_op_register_glsl(name, source *C.char, nInputs C.int32_t) C.int {
+	if name == nil || source == nil {
+		return invalid("vkflow_op_register_glsl: NULL argument")
+	}
+	return fail(ops.Register(C.GoString(name), ops.Kernel{GLSL: C.GoString(source), Inputs: int(nInputs)}))
+}
+
+//export vkflow_op_register_spirv
+func vkflow_op_register_spirv(name *C.char, code unsafe.Pointer, size C.size_t, nInputs C.int32_t) C.int {
+	if name == nil || code == nil || size == 0 {
+		return invalid("vkflow_op_register_spirv: NULL or empty argument")
+	}
+	if size%4 != 0 || size > 1<<28 {
+		return invalid("vkflow_op_register_spirv: %d bytes is not a SPIR-V module size", size)
+	}
+	spv := C.GoBytes(code, C.int(size))
+	return fail(ops.Register(C.GoString(name), ops.Kernel{SPIRV: spv, Inputs: int(nInputs)}))
+}
+
+//export vkflow_op_unregister
+func vkflow_op_unregister(name *C.char) C.int {
+	if name == nil {
+		return invalid("vkflow_op_unregister: name is NULL")
+	}
+	return fail(ops.Unregister(C.GoString(name)))
+}
+
+//export vkflow_op_names
+func vkflow_op_names(buf *C.char, n C.size_t) C.size_t {
+	return copyString(strings.Join(ops.Names(), "\n"), buf, n)
+}
