@@ -107,6 +107,7 @@ soak: deps
 
 bench: deps
 	bench/run.sh
+	bench/ops.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

@@ -3,7 +3,9 @@
 // does exactly the work the C side (BenchmarkC/<workload>) does, so
 // bench/report can pair them by name. bench/run.sh runs both, interleaved,
 // and prints the comparison; docs/BENCHMARKS.md explains the workloads and
-// the results.
+// the results. The operator benchmarks (ops_test.go, BenchmarkOps) are
+// paired the same way with baseline/ops.c and NumPy by bench/ops.sh and
+// bench/opsreport.
 //
 // The package has no API; everything is in its tests.
 package bench

@@ -5,9 +5,10 @@ set -euo pipefail
 
 # The DLPack consumers the tests run: Debian's NumPy and PyTorch for
 # /usr/bin/python3 (python3-venv and python3-pip for `pip install ./python`
-# into a venv), and the DLPack 0.6 C header.
+# into a venv), and the DLPack 0.6 C header. OpenBLAS: the BLAS that
+# bench/ops.sh loads for NumPy's side of the matmul benchmark.
 packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc libshaderc-dev gcc
-	python3 python3-venv python3-pip python3-numpy python3-torch libdlpack-dev)
+	python3 python3-venv python3-pip python3-numpy python3-torch libdlpack-dev libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
