@@ -3,8 +3,9 @@
 #
 #   tools/test-oracle.sh
 #
-# Runs the sequence, timeline, dlpack and graph tests built with the
-# test-only tag vkflow_nobarriers, under which the sequence and the graph
+# Runs the sequence, timeline, dlpack and graph tests, and the ops tests
+# that chain dispatches (multi-pass reductions, softmax, matmul after
+# matmul, ops in graphs), built with the test-only tag vkflow_nobarriers, under which the sequence and the graph
 # record none of the barriers they infer. The synchronization validation
 # layer must then report hazards: the check succeeds only if the run FAILS
 # and its output contains SYNC-HAZARD reports, at least one in each package
@@ -15,10 +16,12 @@
 set -uo pipefail
 
 GO=${GO:-go}
-PKGS=(./sequence/ ./timeline/ ./dlpack/ ./graph/)
+PKGS=(./sequence/ ./timeline/ ./dlpack/ ./graph/ ./ops/)
 # Packages whose tests must each show a hazard on their own. timeline's
 # tests order their submits with semaphores, which need no barrier.
-MUST_SEE=(./sequence/ ./dlpack/ ./graph/)
+MUST_SEE=(./sequence/ ./dlpack/ ./graph/ ./ops/)
+# The tests each package runs (default: all).
+declare -A RUN=([./ops/]='^(TestReduceComposes|TestReduceStaged|TestSoftmax|TestSoftmaxComposes|TestMatmulRecord|TestElementwiseGraph|TestOpLifetime)$')
 
 out=$(mktemp -d /tmp/vkflow-oracle.XXXXXX)
 trap 'rm -rf "$out"' EXIT
@@ -28,7 +31,7 @@ total=0
 declare -A seen submits
 for p in "${PKGS[@]}"; do
 	log="$out/$(basename "$p").log"
-	if $GO test -race -count=1 -tags vkflow_nobarriers "$p" >"$log" 2>&1; then
+	if $GO test -race -count=1 -tags vkflow_nobarriers -run "${RUN[$p]:-.}" "$p" >"$log" 2>&1; then
 		rc=0
 	else
 		rc=1
