@@ -254,6 +254,12 @@ uint raddr(uint r) {
 		// Four running values per lane, combined at the end: a quarter of
 		// the sequential depth (rounding error) and independent chains.
 		fmt.Fprintf(&b, "\t%s a0 = acc, a1 = acc, a2 = acc, a3 = acc;\n", acc)
+		if vec {
+			// Sums of whole vectors go to a vector of running values:
+			// one vector add instead of four scalar combines (the loads
+			// per element decide the speed on CPU drivers).
+			fmt.Fprintf(&b, "\t%[1]s a4 = %[1]s(0), a5 = %[1]s(0);\n", accVec4(s.acc))
+		}
 	}
 	b.WriteString("\tif (p < pairs) {\n")
 	if vec {
@@ -263,7 +269,28 @@ uint raddr(uint r) {
 		// vector when the chunk does not start at a multiple of 4). A
 		// vector past the buffer's end (m*n elements) is loaded element by
 		// element.
-		fmt.Fprintf(&b, `		if (VEC4) {
+		fmt.Fprintf(&b, `		if (VEC4 && KIND == %[5]du) {
+			// Sums: the chunk's whole vectors in a tight loop, one vector
+			// add each, and lane 0 adds the at most 3 + 3 elements before
+			// the first and after the last (the branches per element, not
+			// the loads, decide the speed on CPU drivers).
+			uint s0 = o * n + c * (it << lg);
+			uint e0 = min(s0 + (it << lg), o * n + n);
+			uint vs = (s0 + 3u) >> 2, ve = max(e0 >> 2, vs);
+			uint v = vs + j;
+			for (uint i = 0u; i < %[1]du; i += 2u) {
+				uint w = v + (1u << lg);
+				if (w >= ve) break;
+				a4 += %[4]s(x4[v]);
+				a5 += %[4]s(x4[w]);
+				v = w + (1u << lg);
+			}
+			if (v < ve) a4 += %[4]s(x4[v]);
+			if (j == 0u) {
+				for (uint e = s0; e < min(vs << 2, e0); e++) a0 = comb(a0, load(o, e));
+				for (uint e = max(ve << 2, s0); e < e0; e++) a1 = comb(a1, load(o, e));
+			}
+		} else if (VEC4) {
 			uint s0 = o * n + c * (it << lg);
 			uint e0 = min(s0 + (it << lg), o * n + n);
 			uint len = (pairs / g) * n;
@@ -286,7 +313,7 @@ uint raddr(uint r) {
 				}
 			}
 		} else {
-`, itemsPerLane/4, storageVec4(s.in), acc)
+`, itemsPerLane/4, storageVec4(s.in), acc, accVec4(s.acc), kindSum)
 	} else {
 		b.WriteString("\t\t{\n")
 	}
@@ -310,6 +337,9 @@ uint raddr(uint r) {
 			fmt.Fprintf(&b, "\t\t\tuint q%[1]d = r0 + ((i + %[1]du) << lg);\n\t\t\tif (q%[1]d < n) a%[1]d = comb(a%[1]d, load(o, base + raddr(q%[1]d)));\n", k)
 		}
 		b.WriteString("\t\t}\n\t\t}\n\t}\n\tacc = comb(comb(a0, a1), comb(a2, a3));\n")
+		if vec {
+			fmt.Fprintf(&b, "\tif (KIND == %du) { a4 += a5; acc = comb(acc, (a4.x + a4.y) + (a4.z + a4.w)); }\n", kindSum)
+		}
 	}
 
 	if argmax {
@@ -361,4 +391,21 @@ uint raddr(uint r) {
 }
 `)
 	return b.String()
+}
+
+// accVec4 returns the 4-vector of an accumulator dtype.
+func accVec4(acc tensor.Dtype) string {
+	switch glslType(acc) {
+	case "double":
+		return "dvec4"
+	case "int":
+		return "ivec4"
+	case "uint":
+		return "uvec4"
+	case "int64_t":
+		return "i64vec4"
+	case "uint64_t":
+		return "u64vec4"
+	}
+	return "vec4"
 }
