@@ -150,11 +150,12 @@ func (l *LogReg) Close() error {
 	return l.op.Close()
 }
 
-// logRegReduceGLSL sums v over the workgroup's 256 invocations and returns
-// the total to all; called in uniform control flow, it ends with a
-// barrier so red can be reused.
-const logRegReduceGLSL = `shared float red[256];
-float reduce(float v) {
+// logRegReduce defines reduce(v) for values of GLSL type t: the sum of v
+// over the workgroup's 256 invocations, returned to all; called in uniform
+// control flow, it ends with a barrier so red can be reused.
+func logRegReduce(t string) string {
+	return fmt.Sprintf(`shared %[1]s red[256];
+%[1]s reduce(%[1]s v) {
 	uint tid = gl_LocalInvocationIndex;
 	red[tid] = v;
 	barrier();
@@ -164,11 +165,15 @@ float reduce(float v) {
 		}
 		barrier();
 	}
-	float t = red[0];
+	%[1]s t = red[0];
 	barrier();
 	return t;
 }
-`
+`, t)
+}
+
+// logRegReduceGLSL is reduce over floats.
+var logRegReduceGLSL = logRegReduce("float")
 
 // logRegGradGLSL is the first pass for d features. FB features are summed
 // at a time, each over S slices of the workgroup's samples (FB·S = 256).
@@ -303,21 +308,7 @@ layout(std430, binding = 3) readonly buffer Bias { float b[]; };
 layout(std430, binding = 4) writeonly buffer Part { float part[]; };
 layout(push_constant) uniform P { uint m, groups; } p;
 const uint D = %du, R = %du, ROWS = 256u * R, STRIDE = D + 2u;
-shared vec4 red[256];
-vec4 reduce(vec4 v) {
-	uint tid = gl_LocalInvocationIndex;
-	red[tid] = v;
-	barrier();
-	for (uint s = 128u; s > 0u; s >>= 1) {
-		if (tid < s) {
-			red[tid] += red[tid + s];
-		}
-		barrier();
-	}
-	vec4 t = red[0];
-	barrier();
-	return t;
-}
+%s
 void main() {
 	uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
 	if (g >= p.groups) {
@@ -327,7 +318,7 @@ void main() {
 	uint row0 = g * ROWS;
 	uint rows = min(ROWS, p.m - row0);
 	float bias = b[0];
-`, d, logRegPerInvocation(d))
+`, d, logRegPerInvocation(d), logRegReduce("vec4"))
 	for k := range d {
 		w("\tfloat w%d = w[%d];\n", k, k)
 	}
