@@ -188,12 +188,11 @@ func (e *Exec) create() error {
 			return err
 		}
 		e.queues = append(e.queues, pq)
-		tl, v, err := takeTimeline(d)
+		tl, err := timeline.New(d, 0)
 		if err != nil {
 			return err
 		}
 		e.tls = append(e.tls, tl)
-		e.next[len(e.tls)-1], e.last[len(e.tls)-1] = v, v
 	}
 	for i, n := range e.nodes {
 		switch n.kind {
@@ -254,7 +253,9 @@ func (e *Exec) free() {
 		e.dev.Free(a)
 	}
 	for _, tl := range e.tls {
-		giveTimeline(e.dev, tl)
+		// Destroyed once the driver has retired its last batch (core's
+		// idle rule for timelines).
+		tl.Close()
 	}
 	e.hz, e.pools, e.stage, e.pats, e.tls = nil, nil, nil, nil, nil
 }

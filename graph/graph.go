@@ -98,8 +98,11 @@ func (n *node) label(i int) string {
 }
 
 // add validates and appends a node; a failure sticks and Compile returns
-// it. The returned Node is valid either way, so calls chain.
-func (g *Graph) add(what string, check func() (node, error)) Node {
+// it. The returned Node is valid either way, so calls chain. ts and a (nil
+// for none) are what the node uses: check runs holding a reference on each
+// (record.Hold), so that a Close racing it cannot free what it reads; the
+// graph keeps none afterwards (Compile takes its own).
+func (g *Graph) add(what string, ts []*tensor.Tensor, a *algorithm.Algorithm, check func() (node, error)) Node {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	i := len(g.nodes)
@@ -107,7 +110,12 @@ func (g *Graph) add(what string, check func() (node, error)) Node {
 		g.nodes = append(g.nodes, node{kind: KindOpaque, queue: -1})
 		return Node{g, i}
 	}
-	n, err := check()
+	objs, err := record.Hold(g.dev, ts, a)
+	var n node
+	if err == nil {
+		n, err = check()
+		record.Release(objs)
+	}
 	if err != nil {
 		g.err = fmt.Errorf("graph: node %d (%s): %w", i, what, err)
 		n = node{kind: KindOpaque}
@@ -117,36 +125,17 @@ func (g *Graph) add(what string, check func() (node, error)) Node {
 	return Node{g, i}
 }
 
-func (g *Graph) checkTensors(ts []*tensor.Tensor) error {
-	for i, t := range ts {
-		if t == nil {
-			return core.Invalid("tensor %d is nil", i)
-		}
-		if t.Closed() {
-			return core.Closed(fmt.Sprintf("tensor %d", i))
-		}
-		if t.Object().Device() != g.dev {
-			return core.Invalid("tensor %d belongs to another Manager", i)
-		}
-	}
-	return nil
-}
-
 // Dispatch records the algorithm with the tensors bound to it now and push
 // constants given as typed values (see algorithm.Push). What each binding
 // reads and writes comes from the shader (readonly/writeonly qualifiers);
 // the node depends on earlier nodes through those accesses.
 func (g *Graph) Dispatch(a *algorithm.Algorithm, push ...any) Node {
-	return g.add("dispatch", func() (node, error) {
-		if a == nil {
+	if a == nil {
+		return g.add("dispatch", nil, nil, func() (node, error) {
 			return node{}, core.Invalid("nil algorithm")
-		}
-		if a.Object().Closed() {
-			return node{}, core.Closed("algorithm")
-		}
-		if a.Object().Device() != g.dev {
-			return node{}, core.Invalid("algorithm belongs to another Manager")
-		}
+		})
+	}
+	return g.add("dispatch", nil, a, func() (node, error) {
 		data, err := algorithm.Push(push...)
 		if err != nil {
 			return node{}, err
@@ -174,10 +163,7 @@ func (g *Graph) Dispatch(a *algorithm.Algorithm, push ...any) Node {
 // Copy records a copy from src to dst, of whole tensors or of regions in
 // elements, with the checks of sequence.Copy.
 func (g *Graph) Copy(src, dst *tensor.Tensor, regions ...sequence.Region) Node {
-	return g.add("copy", func() (node, error) {
-		if err := g.checkTensors([]*tensor.Tensor{src, dst}); err != nil {
-			return node{}, err
-		}
+	return g.add("copy", []*tensor.Tensor{src, dst}, nil, func() (node, error) {
 		rs, err := sequence.CopyRegions(src, dst, regions)
 		if err != nil {
 			return node{}, err
@@ -188,10 +174,7 @@ func (g *Graph) Copy(src, dst *tensor.Tensor, regions ...sequence.Region) Node {
 
 // Fill records a fill of every element of t with v, as sequence.Fill.
 func (g *Graph) Fill(t *tensor.Tensor, v any) Node {
-	return g.add("fill", func() (node, error) {
-		if err := g.checkTensors([]*tensor.Tensor{t}); err != nil {
-			return node{}, err
-		}
+	return g.add("fill", []*tensor.Tensor{t}, nil, func() (node, error) {
 		if t.ReadOnly() {
 			return node{}, core.Invalid("the tensor is read-only")
 		}
@@ -209,8 +192,8 @@ func (g *Graph) Fill(t *tensor.Tensor, v any) Node {
 // the bytes go through a host-visible staging buffer of the Exec's and a
 // GPU copy, so t may be in any memory, Storage included.
 func (g *Graph) Upload(t *tensor.Tensor, src any) Node {
-	return g.add("upload", func() (node, error) {
-		b, err := g.hostSlice(t, src)
+	return g.add("upload", []*tensor.Tensor{t}, nil, func() (node, error) {
+		b, err := hostSlice(t, src)
 		if err != nil {
 			return node{}, err
 		}
@@ -225,8 +208,8 @@ func (g *Graph) Upload(t *tensor.Tensor, src any) Node {
 // element type (or []byte) with exactly t's bytes. dst is written when a
 // run completes: by Run, or by the Pending's Wait after RunAsync.
 func (g *Graph) Download(t *tensor.Tensor, dst any) Node {
-	return g.add("download", func() (node, error) {
-		b, err := g.hostSlice(t, dst)
+	return g.add("download", []*tensor.Tensor{t}, nil, func() (node, error) {
+		b, err := hostSlice(t, dst)
 		if err != nil {
 			return node{}, err
 		}
@@ -240,13 +223,10 @@ func (g *Graph) Download(t *tensor.Tensor, dst any) Node {
 // The node is ordered like any other by those declared accesses, with
 // barriers on all commands and memory. Use the vk package to record.
 func (g *Graph) Opaque(name string, reads, writes []*tensor.Tensor, rec func(cmd vk.CommandBuffer)) Node {
-	return g.add("opaque", func() (node, error) {
+	ts := append(append([]*tensor.Tensor(nil), reads...), writes...)
+	return g.add("opaque", ts, nil, func() (node, error) {
 		if rec == nil {
 			return node{}, core.Invalid("nil record function")
-		}
-		ts := append(append([]*tensor.Tensor(nil), reads...), writes...)
-		if err := g.checkTensors(ts); err != nil {
-			return node{}, err
 		}
 		for i, t := range writes {
 			if t.ReadOnly() {
@@ -263,8 +243,9 @@ func (g *Graph) Input(ts ...*tensor.Tensor) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, t := range ts {
-		if t != nil && !t.Closed() {
+		if t != nil && t.Object().Device() == g.dev && t.Object().TryAcquire() {
 			g.inputs[t.Allocation().Buffer] = true
+			t.Object().Release()
 		}
 	}
 }
@@ -338,10 +319,7 @@ func (n Node) After(deps ...Node) Node {
 
 // hostSlice checks a host slice for an upload or download of t and returns
 // its bytes (aliasing it).
-func (g *Graph) hostSlice(t *tensor.Tensor, v any) ([]byte, error) {
-	if err := g.checkTensors([]*tensor.Tensor{t}); err != nil {
-		return nil, err
-	}
+func hostSlice(t *tensor.Tensor, v any) ([]byte, error) {
 	b, d, err := bytesOf(v)
 	if err != nil {
 		return nil, err

@@ -288,12 +288,10 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 		sub := &core.Submission{Q: e.queues[q], Cmd: cmd, Hazards: h, Waits: waits, Signals: signals, Logical: p.slots[q]}
 		e.obj.Acquire()
 		e.inflight.Add(1)
-		tl := e.tls[q]
 		sub.OnRelease = func(qv uint64, err error) {
 			if err == nil {
 				qi := e.queues[q].Index
 				e.obj.MarkUse(qi, qv)
-				tl.Object().MarkUse(qi, qv)
 				for _, o := range objs {
 					o.MarkUse(qi, qv)
 				}

@@ -1,8 +1,6 @@
 package sequence
 
 import (
-	"fmt"
-
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/internal/record"
@@ -66,29 +64,11 @@ type op struct {
 	barrier Barrier
 }
 
-func (s *Sequence) checkTensors(what string, ts []*tensor.Tensor) error {
-	for i, t := range ts {
-		if t == nil {
-			return core.Invalid("%s: tensor %d is nil", what, i)
-		}
-		if t.Closed() {
-			return core.Closed(fmt.Sprintf("%s: tensor %d", what, i))
-		}
-		if t.Object().Device() != s.dev {
-			return core.Invalid("%s: tensor %d belongs to another Manager", what, i)
-		}
-	}
-	return nil
-}
-
 // SyncDevice declares that the host wrote ts before this submit. Queue
 // submission already makes such writes visible to the GPU, so it records no
 // command; it checks that the tensors have host access.
 func (s *Sequence) SyncDevice(ts ...*tensor.Tensor) *Sequence {
-	return s.record(func() (op, error) {
-		if err := s.checkTensors("SyncDevice", ts); err != nil {
-			return op{}, err
-		}
+	return s.record("SyncDevice", ts, nil, func() (op, error) {
 		for i, t := range ts {
 			if t.Memory() == tensor.Storage {
 				return op{}, core.Invalid("SyncDevice: tensor %d is Storage memory, which the host cannot write", i)
@@ -102,10 +82,7 @@ func (s *Sequence) SyncDevice(ts ...*tensor.Tensor) *Sequence {
 // submit completes. For memory that is not host-mapped the accessors copy
 // through the staging ring and no command is needed.
 func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
-	return s.record(func() (op, error) {
-		if err := s.checkTensors("SyncLocal", ts); err != nil {
-			return op{}, err
-		}
+	return s.record("SyncLocal", ts, nil, func() (op, error) {
 		for i, t := range ts {
 			if t.Memory() == tensor.Storage {
 				return op{}, core.Invalid("SyncLocal: tensor %d is Storage memory, which the host cannot read", i)
@@ -121,10 +98,7 @@ func (s *Sequence) SyncLocal(ts ...*tensor.Tensor) *Sequence {
 // another destination region in memory, also when src and dst are views of
 // one buffer (ErrInvalid names the two regions).
 func (s *Sequence) Copy(src, dst *tensor.Tensor, regions ...Region) *Sequence {
-	return s.record(func() (op, error) {
-		if err := s.checkTensors("Copy", []*tensor.Tensor{src, dst}); err != nil {
-			return op{}, err
-		}
+	return s.record("Copy", []*tensor.Tensor{src, dst}, nil, func() (op, error) {
 		rs, err := CopyRegions(src, dst, regions)
 		if err != nil {
 			return op{}, err
@@ -179,10 +153,7 @@ func CopyRegions(src, dst *tensor.Tensor, regions []Region) ([]vk.CopyRegion, er
 // (an import), its last 1-3 bytes are copied from a small host-written
 // buffer holding the pattern.
 func (s *Sequence) Fill(t *tensor.Tensor, v any) *Sequence {
-	return s.record(func() (op, error) {
-		if err := s.checkTensors("Fill", []*tensor.Tensor{t}); err != nil {
-			return op{}, err
-		}
+	return s.record("Fill", []*tensor.Tensor{t}, nil, func() (op, error) {
 		if t.ReadOnly() {
 			return op{}, core.Invalid("Fill: the tensor is read-only")
 		}
@@ -222,7 +193,7 @@ func (s *Sequence) fillPattern(word uint32) (*core.Allocation, error) {
 // Barrier records an explicit global memory barrier, in addition to the
 // inferred ones.
 func (s *Sequence) Barrier(b Barrier) *Sequence {
-	return s.record(func() (op, error) {
+	return s.record("Barrier", nil, nil, func() (op, error) {
 		if b.SrcStages == 0 || b.DstStages == 0 {
 			return op{}, core.Invalid("Barrier: source and destination stages must be non-zero")
 		}
@@ -235,16 +206,12 @@ func (s *Sequence) Barrier(b Barrier) *Sequence {
 // must equal the shader's push constant block. A later algorithm.Bind does
 // not change this dispatch until Rerecord.
 func (s *Sequence) Dispatch(a *algorithm.Algorithm, push ...any) *Sequence {
-	return s.record(func() (op, error) {
-		if a == nil {
+	if a == nil {
+		return s.record("Dispatch", nil, nil, func() (op, error) {
 			return op{}, core.Invalid("Dispatch: nil algorithm")
-		}
-		if a.Object().Closed() {
-			return op{}, core.Closed("Dispatch: algorithm")
-		}
-		if a.Object().Device() != s.dev {
-			return op{}, core.Invalid("Dispatch: algorithm belongs to another Manager")
-		}
+		})
+	}
+	return s.record("Dispatch", nil, a, func() (op, error) {
 		data, err := algorithm.Push(push...)
 		if err != nil {
 			return op{}, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/internal/record"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
 )
@@ -110,8 +111,13 @@ func (s *Sequence) Err() error {
 	return s.err
 }
 
-// record validates and appends one op; a failure sticks.
-func (s *Sequence) record(check func() (op, error)) *Sequence {
+// record validates and appends one op; a failure sticks. ts are the
+// tensors the op uses and a its algorithm (nil for none): record takes a
+// reference on each before check runs, so that a Close racing the
+// recording cannot free what check reads (a closed one is ErrClosed);
+// the op keeps them. A dispatch's tensors come from the algorithm's
+// snapshot, which holds references of its own.
+func (s *Sequence) record(what string, ts []*tensor.Tensor, a *algorithm.Algorithm, check func() (op, error)) *Sequence {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -121,21 +127,23 @@ func (s *Sequence) record(check func() (op, error)) *Sequence {
 		s.err = core.Closed("sequence")
 		return s
 	}
+	objs, err := record.Hold(s.dev, ts, a)
+	if err != nil {
+		s.err = fmt.Errorf("sequence: %s: %w", what, err)
+		return s
+	}
 	o, err := check()
 	if err != nil {
+		record.Release(objs)
 		s.err = fmt.Errorf("sequence: %w", err)
 		return s
 	}
-	for _, t := range o.tensors {
-		if o.kind != opDispatch { // a dispatch's snapshot holds its references
-			t.Object().Acquire()
+	if o.kind == opDispatch {
+		for _, t := range o.tensors {
+			s.held = append(s.held, t.Object())
 		}
-		s.held = append(s.held, t.Object())
 	}
-	if o.algo != nil {
-		o.algo.Object().Acquire()
-		s.held = append(s.held, o.algo.Object())
-	}
+	s.held = append(s.held, objs...)
 	switch o.kind { // what the GPU will write holds data (graph warnings)
 	case opCopy:
 		o.tensors[1].Allocation().MarkWritten()

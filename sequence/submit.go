@@ -189,20 +189,15 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 			return Pending{err: err}
 		}
 	}
-	var tls []*timeline.Timeline
+	// The scheduler holds a reference on every timeline while the submit
+	// is held and marks their use with its queue value (core.Schedule): a
+	// timeline closed meanwhile lives until the batch is retired.
 	points := func(ps []timeline.Point, stage uint32) ([]core.Point, error) {
 		out := make([]core.Point, len(ps))
 		for i, p := range ps {
 			if p.Timeline == nil {
 				return nil, core.Invalid("Submit: nil timeline")
 			}
-			// The reference keeps the semaphore alive while the submit is
-			// held; taken here, so a Close racing Submit cannot slip in
-			// between a check and the reference.
-			if !p.Timeline.Object().TryAcquire() {
-				return nil, core.Closed("Submit: timeline")
-			}
-			tls = append(tls, p.Timeline)
 			out[i] = core.Point{TL: p.Timeline.State(), Value: p.Value, Stage: stage}
 		}
 		return out, nil
@@ -224,15 +219,11 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	}
 	if err != nil {
 		s.mu.Unlock()
-		for _, t := range tls {
-			t.Object().Release()
-		}
 		return Pending{err: err}
 	}
 	cmd := s.submitCmd()
-	// The sequence and the timelines (points took their references) stay
-	// alive while the submit is held; once released, their uses are marked
-	// with its queue value.
+	// The sequence stays alive while the submit is held; once released,
+	// its uses are marked with the queue value.
 	s.obj.Acquire()
 	s.inflight++
 	s.mu.Unlock()
@@ -242,15 +233,9 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 		s.mu.Lock()
 		if err == nil {
 			s.markUses(v)
-			for _, t := range tls {
-				t.Object().MarkUse(s.q.Index, v)
-			}
 		}
 		s.inflight--
 		s.mu.Unlock()
-		for _, t := range tls {
-			t.Object().Release()
-		}
 		s.obj.Release()
 	}
 	if err := s.dev.Schedule(sub); err != nil {

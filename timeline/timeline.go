@@ -30,7 +30,8 @@ func New(o Owner, initial uint64) (*Timeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Timeline{dev: d, sem: sem, st: d.NewTimeline(sem, initial)}
+	t := &Timeline{dev: d, sem: sem}
+	t.st = d.NewTimeline(sem, initial, &t.obj)
 	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, nil); err != nil {
 		d.VK.DestroySemaphore(sem)
 		return nil, err

@@ -194,16 +194,24 @@ func (d *Device) Queue(i int) (*Queue, error) {
 // runs (an aborted wait records none), so everything waits for Close,
 // which idles the device first.
 func (d *Device) deferDestroy(o *Object) {
-	if d.enter() {
-		idle := !d.lost.Load() && o.idle()
-		if idle {
-			o.destroy()
-		}
-		d.Exit()
-		if idle {
-			return
-		}
+	if !d.enter() {
+		d.addGarbage(o)
+		return
 	}
+	defer d.Exit()
+	if d.lost.Load() {
+		d.addGarbage(o)
+		return
+	}
+	if o.idle() {
+		o.destroy()
+		return
+	}
+	d.addGarbage(o)
+	o.retire()
+}
+
+func (d *Device) addGarbage(o *Object) {
 	d.gcMu.Lock()
 	d.garbage = append(d.garbage, o)
 	d.gcLen.Store(int32(len(d.garbage)))
@@ -322,6 +330,9 @@ func (d *Device) Close(timeout time.Duration) error {
 	}
 	idleErr := d.VK.WaitIdle()
 	for _, q := range d.queues {
+		if idleErr == nil {
+			q.idled.Store(q.Submitted())
+		}
 		q.mu.Unlock()
 	}
 	if lost {
@@ -330,6 +341,7 @@ func (d *Device) Close(timeout time.Duration) error {
 		idleErr = nil
 		for _, q := range d.queues {
 			q.markCompleted(q.Submitted())
+			q.idled.Store(q.Submitted())
 		}
 	}
 	d.closeObjects()

@@ -131,14 +131,43 @@ func (o *Object) close() bool {
 	return true
 }
 
-// idle reports whether the GPU has passed every recorded use.
+// idle reports whether the GPU has passed every recorded use. A timeline
+// semaphore must also be retired (Queue.Retired): the driver may still
+// touch a semaphore a completed batch waited on or signalled.
 func (o *Object) idle() bool {
 	for i := range o.uses {
-		if v := o.uses[i].Load(); v != 0 && o.dev.queues[i].Completed() < v {
+		v := o.uses[i].Load()
+		if v == 0 {
+			continue
+		}
+		q := o.dev.queues[i]
+		if o.kind == KindTimeline {
+			if q.Retired() < v {
+				return false
+			}
+		} else if q.Completed() < v {
 			return false
 		}
 	}
 	return true
+}
+
+// retire makes sure every queue whose batches o still waits to retire
+// gets a later batch: an empty submit behind o's last use, so that o
+// becomes idle without waiting for the program's next submit there. The
+// caller is inside the gate.
+func (o *Object) retire() {
+	if o.kind != KindTimeline {
+		return
+	}
+	for i := range o.uses {
+		q := o.dev.queues[i]
+		if v := o.uses[i].Load(); v != 0 && v >= q.Submitted() {
+			if _, err := q.Submit(nil); err != nil {
+				o.dev.Log.Debug("vkflow: retiring a timeline's last batch", "queue", i, "err", err)
+			}
+		}
+	}
 }
 
 // registry tracks live objects by kind for Manager.Close.

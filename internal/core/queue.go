@@ -33,6 +33,9 @@ type Queue struct {
 	reused    bool                       // a tracked buffer was destroyed; guarded by mu
 	submitted atomic.Uint64              // last value handed to the driver
 	completed atomic.Uint64              // last value seen completed (a cache)
+	// idled is a value the driver was idle at: vkDeviceWaitIdle returned
+	// after it was submitted (see Retired).
+	idled atomic.Uint64
 }
 
 // Submitted returns the last timeline value submitted.
@@ -129,6 +132,25 @@ func (q *Queue) markCompleted(v uint64) {
 			return
 		}
 	}
+}
+
+// Retired returns the last timeline value whose batch the driver has
+// finished with entirely, its own bookkeeping included.
+//
+// A batch's queue value completing says its commands are done, not that
+// the driver is done with the batch: the signal operations of one batch
+// are unordered among themselves, and lavapipe (Mesa 22.3) releases the
+// batch's wait points after it signals, locking the mutex of every
+// timeline the batch waited on (a timeline destroyed at that moment
+// crashed its submit thread: TestCloseHeldThenRelease). A queue runs its
+// batches in order, so once value c has completed, batch c-1 is retired;
+// after vkDeviceWaitIdle every batch submitted before it is.
+func (q *Queue) Retired() uint64 {
+	c := q.Completed()
+	if c > 0 {
+		c--
+	}
+	return max(c, q.idled.Load())
 }
 
 // Done reports whether value v has completed, without blocking.

@@ -17,8 +17,9 @@ import (
 type Timeline struct {
 	Sem      vk.Semaphore
 	dev      *Device
-	promised uint64 // guarded by the scheduler lock
-	reserved uint64 // guarded by the scheduler lock
+	obj      *Object // the semaphore's lifetime; nil for none
+	promised uint64  // guarded by the scheduler lock
+	reserved uint64  // guarded by the scheduler lock
 	// gpu is the highest value an accepted submit signals (held or
 	// submitted): until the counter reaches it, a GPU signal may be
 	// pending. Guarded by the scheduler lock.
@@ -34,9 +35,13 @@ type Timeline struct {
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
-// initial.
-func (d *Device) NewTimeline(sem vk.Semaphore, initial uint64) *Timeline {
-	return &Timeline{Sem: sem, dev: d, promised: initial, reserved: initial, gpu: initial}
+// initial, whose lifetime is obj (nil for a semaphore that outlives every
+// submit). Every accepted submit holds a reference on obj until it reached
+// the driver (and then marks its use with its queue value) or was dropped,
+// so that no order of Close calls destroys a semaphore that a held or
+// running batch still uses.
+func (d *Device) NewTimeline(sem vk.Semaphore, initial uint64, obj *Object) *Timeline {
+	return &Timeline{Sem: sem, dev: d, obj: obj, promised: initial, reserved: initial, gpu: initial}
 }
 
 // Device returns the timeline's device.
@@ -150,12 +155,77 @@ func (d *Device) Schedule(s *Submission) error {
 		return err
 	}
 	defer d.Exit()
+	if err := s.hold(); err != nil {
+		return err
+	}
 	sc := &d.sched
 	sc.mu.Lock()
+	if err := sc.accept(d, s); err != nil {
+		sc.mu.Unlock()
+		s.unhold()
+		return err
+	}
+	ready := sc.drain(d)
+	sc.mu.Unlock()
+	finish(ready)
+	return nil
+}
+
+// hold takes a reference on every timeline s waits on or signals: they
+// stay alive while s is held, and until s's batch is retired (drain marks
+// their use). It fails with ErrClosed, holding nothing, when one is
+// closed.
+func (s *Submission) hold() error {
+	for _, ps := range [2][]Point{s.Waits, s.Signals} {
+		for i, p := range ps {
+			if p.TL.obj != nil && !p.TL.obj.TryAcquire() {
+				s.unholdUpTo(ps, i)
+				return Closed("timeline")
+			}
+		}
+	}
+	return nil
+}
+
+// unholdUpTo drops the references hold took, up to ps[i] (exclusive).
+func (s *Submission) unholdUpTo(ps []Point, i int) {
+	if &ps[0] == &s.Signals[0] {
+		s.releaseTimelines(s.Waits)
+	}
+	s.releaseTimelines(ps[:i])
+}
+
+// unhold drops every reference hold took.
+func (s *Submission) unhold() {
+	s.releaseTimelines(s.Waits)
+	s.releaseTimelines(s.Signals)
+}
+
+func (s *Submission) releaseTimelines(ps []Point) {
+	for _, p := range ps {
+		if p.TL.obj != nil {
+			p.TL.obj.Release()
+		}
+	}
+}
+
+// markTimelines records that queue value v (s's batch) uses s's timelines.
+func (s *Submission) markTimelines(v uint64) {
+	for _, ps := range [2][]Point{s.Waits, s.Signals} {
+		for _, p := range ps {
+			if p.TL.obj != nil {
+				p.TL.obj.MarkUse(s.Q.Index, v)
+			}
+		}
+	}
+}
+
+// accept checks s and adds it to the held list (and the ready heap when
+// nothing blocks it). Called with mu held.
+func (sc *scheduler) accept(d *Device, s *Submission) error {
 	// Checked under the lock that Close's dropHeld takes, so no submit is
 	// accepted after the held ones were dropped.
 	if d.closed.Load() {
-		sc.mu.Unlock()
 		return Closed("Manager")
 	}
 	for i, p := range s.Signals {
@@ -166,7 +236,6 @@ func (d *Device) Schedule(s *Submission) error {
 			}
 		}
 		if p.Value <= last {
-			sc.mu.Unlock()
 			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
 		}
 	}
@@ -182,7 +251,6 @@ func (d *Device) Schedule(s *Submission) error {
 		}
 	}
 	if blocked > 0 && sc.held >= sc.max {
-		sc.mu.Unlock()
 		return fmt.Errorf("%w: %d submits are already held back, waiting for timeline points that nobody has signalled or submitted a signal for (the Manager's WithMaxHeldSubmits bound); signal what they wait for, then submit again",
 			ErrBusy, sc.held)
 	}
@@ -208,9 +276,6 @@ func (d *Device) Schedule(s *Submission) error {
 	if blocked == 0 {
 		sc.pushReady(s)
 	}
-	ready := sc.drain(d)
-	sc.mu.Unlock()
-	finish(ready)
 	return nil
 }
 
@@ -351,6 +416,7 @@ func (sc *scheduler) drain(d *Device) []*Submission {
 			}
 		}
 		if s.err == nil {
+			s.markTimelines(s.value)
 			for _, p := range s.Signals {
 				sc.promise(p.TL, p.Value)
 			}
@@ -389,12 +455,14 @@ func (sc *scheduler) submit(s *Submission) (uint64, error) {
 	return v, err
 }
 
-// finish runs release callbacks and wakes waiters, outside the lock.
+// finish runs release callbacks, drops the submits' timeline references
+// and wakes waiters, outside the lock.
 func finish(ss []*Submission) {
 	for _, s := range ss {
 		if s.OnRelease != nil {
 			s.OnRelease(s.value, s.err)
 		}
+		s.unhold()
 		close(s.released)
 	}
 }
