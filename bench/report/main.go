@@ -32,11 +32,10 @@ import (
 	"time"
 )
 
-// Goals and context.
+// Goals and workload names.
 const (
 	dispatchGoal  = 1.05 // dispatch1024: vkflow ns/op <= 1.05 x C
 	e2eGoal       = 0.90 // mul16m_e2e: vkflow GB/s >= 0.9 x C
-	komputeE2E    = 2.21 // GB/s, Kompute's 16M-float multiply, /work/shared/notes/kompute.md
 	dispatchName  = "dispatch1024"
 	e2eName       = "mul16m_e2e"
 	allocsName    = "allocs_submit_wait"
@@ -451,12 +450,6 @@ func render(w io.Writer, res *results, m meta) {
 	}
 
 	renderGraphGoals(w, res, ch, okC)
-
-	// Context.
-	if r, ok := res.find(e2eName); ok && r.hasGo && !math.IsNaN(r.vf.gbps) {
-		fmt.Fprintf(w, "\nContext only (not a goal): Kompute's reference figure on this machine is %.2f GB/s for the same 16M-float multiply "+
-			"(/work/shared/notes/kompute.md); vkflow e2e GB/s / %.2f = %.2f.\n", komputeE2E, komputeE2E, r.vf.gbps/komputeE2E)
-	}
 }
 
 // renderGraphGoals prints the goals of the graph's replayed chain: against
