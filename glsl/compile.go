@@ -1,6 +1,7 @@
 package glsl
 
 import (
+	"container/list"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -131,11 +132,21 @@ func key(version, src string, o *options) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// The memory cache and the compiles in flight, by key.
-var mem struct {
+// mem is the memory cache, least recently used out first, and the compiles
+// in flight, by key.
+var mem memCache
+
+type memCache struct {
 	sync.Mutex
-	done     map[string][]byte
+	done     map[string]*list.Element // of *module, in lru
+	lru      list.List                // front: the most recently used
+	bytes    int64                    // the modules' total size
 	inflight map[string]*flight
+}
+
+type module struct {
+	key  string
+	code []byte
 }
 
 type flight struct {
@@ -145,46 +156,80 @@ type flight struct {
 }
 
 // cached returns the module under k from memory, or waits for a compile of
-// k in flight, or runs fn once and keeps its successful result.
+// k in flight, or runs fn once and keeps its successful result within the
+// memory bound.
 func cached(k string, fn func() ([]byte, error)) ([]byte, error) {
+	initLimits()
 	mem.Lock()
-	if code, ok := mem.done[k]; ok {
+	if e, ok := mem.done[k]; ok {
+		mem.lru.MoveToFront(e)
 		mem.Unlock()
-		return code, nil
+		stats.memHits.Add(1)
+		return e.Value.(*module).code, nil
 	}
 	if f, ok := mem.inflight[k]; ok {
 		mem.Unlock()
+		stats.memHits.Add(1)
 		f.wg.Wait()
 		return f.code, f.err
 	}
 	if mem.inflight == nil {
 		mem.inflight = make(map[string]*flight)
 	}
-	if mem.done == nil {
-		mem.done = make(map[string][]byte)
-	}
 	f := &flight{}
 	f.wg.Add(1)
 	mem.inflight[k] = f
 	mem.Unlock()
+	stats.memMisses.Add(1)
 
 	f.code, f.err = fn()
 
 	mem.Lock()
 	delete(mem.inflight, k)
 	if f.err == nil {
-		mem.done[k] = f.code
+		mem.add(k, f.code)
 	}
 	mem.Unlock()
 	f.wg.Done()
 	return f.code, f.err
 }
 
+// add keeps code under k as the most recently used module, then evicts
+// down to the bound; a module larger than the bound is not kept. mem is
+// locked.
+func (m *memCache) add(k string, code []byte) {
+	if int64(len(code)) > memLimit.Load() {
+		return
+	}
+	if m.done == nil {
+		m.done = make(map[string]*list.Element)
+	}
+	if e, ok := m.done[k]; ok { // not expected: one flight per key
+		m.bytes -= int64(len(e.Value.(*module).code))
+		m.lru.Remove(e)
+	}
+	m.done[k] = m.lru.PushFront(&module{k, code})
+	m.bytes += int64(len(code))
+	m.trim()
+}
+
+// trim evicts the least recently used modules until the total is within
+// the bound. mem is locked.
+func (m *memCache) trim() {
+	for limit := memLimit.Load(); m.bytes > limit; {
+		e := m.lru.Back()
+		mod := m.lru.Remove(e).(*module)
+		delete(m.done, mod.key)
+		m.bytes -= int64(len(mod.code))
+		stats.memEvictions.Add(1)
+	}
+}
+
 // compileCached reads the module from the disk cache, or compiles it and
 // writes it there (debug modules are never on disk).
 func compileCached(b backend, src string, o *options, k string) ([]byte, error) {
 	dir := ""
-	if !o.debug {
+	if !o.debug && diskLimit.Load() > 0 {
 		dir = CacheDir()
 	}
 	if code := readCache(dir, k); code != nil {

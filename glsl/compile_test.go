@@ -45,16 +45,29 @@ void main() {
 }
 `
 
-// isolate gives the test an empty disk cache and an empty memory cache.
+// isolate gives the test an empty disk cache, an empty memory cache and
+// the default bounds (restored after the test).
 func isolate(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("VKFLOW_SPIRV_CACHE", dir)
+	setLimits(t, DefaultCacheMemory, DefaultCacheDisk)
 	mem.Lock()
-	mem.done = nil
 	mem.inflight = nil
 	mem.Unlock()
+	isolateMemory()
+	disk.Lock()
+	disk.fresh = false
+	disk.Unlock()
 	return dir
+}
+
+// setLimits sets the cache bounds for the test.
+func setLimits(t testing.TB, memBytes, diskBytes int64) {
+	t.Helper()
+	m, d := CacheLimits()
+	t.Cleanup(func() { SetCacheLimits(m, d) })
+	SetCacheLimits(memBytes, diskBytes)
 }
 
 func requireModule(t *testing.T, code []byte) {
@@ -215,6 +228,8 @@ func TestCacheMemoryAndDisk(t *testing.T) {
 func isolateMemory() {
 	mem.Lock()
 	mem.done = nil
+	mem.lru.Init()
+	mem.bytes = 0
 	mem.Unlock()
 }
 

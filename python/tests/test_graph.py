@@ -244,6 +244,99 @@ class GraphTest(unittest.TestCase):
         with self.assertRaises(vkflow.ClosedError):
             ex.run()
 
+    def small_exec(self):
+        """A graph (fill x, copy x to y, download y), its Exec and the
+        download array."""
+        n = 64
+        x, y = self.mgr.tensor((n,)), self.mgr.tensor((n,))
+        g = self.mgr.graph()
+        g.fill(x, 3.0)
+        g.copy(x, y)
+        ys = g.download(y).array
+        return g, g.compile(), ys
+
+    def assert_closed(self, g, ex, r):
+        """Every use of the closed graph, Exec and Run raises ClosedError;
+        closing them again is a no-op."""
+        self.assertTrue(g.closed and ex.closed and r.closed, (g, ex, r))
+        self.assertEqual(repr(ex), "<vkflow.Exec closed>")
+        self.assertEqual(str(ex), "<vkflow.Exec closed>")
+        self.assertEqual(repr(r), "<vkflow.Run closed>")
+        uses = {
+            "Exec.run": lambda: ex.run(timeout=TIMEOUT),
+            "Exec.run_async": ex.run_async,
+            "Exec.schedule": ex.schedule,
+            "Exec.dot": ex.dot,
+            "Exec.warnings": lambda: ex.warnings,
+            "Exec.set_push": lambda: ex.set_push(0, b""),
+            "Run.wait": lambda: r.wait(TIMEOUT),
+            "Run.done": lambda: r.done,
+            "Graph.len": lambda: len(g),
+            "Graph.compile": g.compile,
+        }
+        for name, use in uses.items():
+            with self.subTest(use=name):
+                with self.assertRaisesRegex(vkflow.ClosedError, "is closed"):
+                    use()
+        for h in (g, ex, r, self.mgr):
+            h.close()
+            h.close()
+            self.assertTrue(h.closed)
+
+    def test_manager_close_closes_graph_exec_run(self):
+        """Closing the Manager closes its graphs, Execs and Runs, in either
+        order with their own close."""
+        cases = {
+            "manager first": (),
+            "exec first": ("ex",),
+            "run, exec and graph first": ("r", "ex", "g"),
+        }
+        for case, first in cases.items():
+            with self.subTest(case=case):
+                if self.mgr.closed:
+                    self.mgr = vkflow.Manager(validation=True, queues=self.queues)
+                g, ex, ys = self.small_exec()
+                r = ex.run_async()
+                r.wait(TIMEOUT)
+                np.testing.assert_array_equal(ys, np.full(64, 3.0, np.float32))
+                handles = {"g": g, "ex": ex, "r": r}
+                for name in first:
+                    handles[name].close()
+                    self.assertTrue(handles[name].closed)
+                self.assertEqual(ex.closed, "ex" in first)
+                self.mgr.close()
+                self.assert_closed(g, ex, r)
+
+    def test_manager_close_in_flight_run(self):
+        """A Run still in flight when the Manager closes (its wait point is
+        reached first, so the close can wait for it) is closed with it."""
+        g, ex, ys = self.small_exec()
+        gate = self.mgr.timeline()
+        r = ex.run_async(wait=(gate, 1))
+        gate.signal(1)
+        self.mgr.close()
+        self.assertTrue(gate.closed)
+        self.assert_closed(g, ex, r)
+
+    def test_close_cascade(self):
+        """Closing the graph leaves its Exec alone; closing the Exec closes
+        its Runs, and a Run still in flight completes."""
+        g, ex, ys = self.small_exec()
+        g.close()
+        ex.run(timeout=TIMEOUT)
+        np.testing.assert_array_equal(ys, np.full(64, 3.0, np.float32))
+        gate = self.mgr.timeline()
+        done = self.mgr.timeline()
+        r = ex.run_async(wait=(gate, 1), signal=(done, 1))
+        ex.close()
+        self.assertTrue(r.closed)
+        with self.assertRaisesRegex(vkflow.ClosedError, "Run is closed"):
+            r.wait(TIMEOUT)
+        gate.signal(1)
+        done.wait(1, TIMEOUT)
+        self.mgr.close()
+        self.assert_closed(g, ex, r)
+
 
 class OneQueueTest(GraphTest):
     """The same on a Manager with one queue (but the tests that pin queue 1)."""

@@ -256,6 +256,14 @@ class _Handle:
         if h:
             _check(getattr(_lib.lib(), self._closer)(h))
 
+    def _detach(self):
+        """Marks the object closed when its Manager closes, and frees its
+        library handle (the library's close of an object whose Manager is
+        closed only drops the handle; its result is of no interest)."""
+        h, self._handle = self._handle, 0
+        if h:
+            getattr(_lib.lib(), self._closer)(h)
+
     def _h(self):
         h = self._handle
         if not h:
@@ -293,14 +301,18 @@ class Manager(_Handle):
     compute queues and ``transfer=True`` for a logical transfer queue after
     them (logical queues map onto the device's physical ones).
 
-    Closing the Manager closes every tensor, algorithm, sequence, timeline and
-    graph Exec created from it. Memory exported through DLPack stays valid
+    Closing the Manager closes every tensor, algorithm, sequence, timeline,
+    graph, graph Exec and Run created from it: they report ``closed`` and
+    raise ClosedError when used. Memory exported through DLPack stays valid
     until its deleter runs.
     """
 
     _kind = "Manager"
 
     def __init__(self, device=-1, validation=False, queues=None, transfer=False):
+        # Every handle made from this Manager, closed with it.
+        self._children = weakref.WeakSet()
+        self._children_lock = threading.Lock()
         L = _lib.lib()
         h = c_uint64()
         flags = _lib.VALIDATION if validation else 0
@@ -311,7 +323,6 @@ class Manager(_Handle):
             _check(L.manager_new_queues(int(device), flags, compute, 1 if transfer else 0,
                                         byref(h)))
         self._handle = h.value
-        self._children = weakref.WeakSet()
 
     @property
     def handle(self):
@@ -324,8 +335,11 @@ class Manager(_Handle):
         if not h:
             return
         rc = _lib.lib().manager_close(h)
-        for child in list(self._children):
-            child._handle = 0
+        with self._children_lock:
+            children = list(self._children)
+            self._children.clear()
+        for child in children:
+            child._detach()
         _check(rc)
 
     @property
@@ -363,7 +377,7 @@ class Manager(_Handle):
 
     def graph(self):
         """Returns an empty :class:`Graph` for this Manager."""
-        return Graph(self)
+        return self._adopt(Graph(self))
 
     def mem_stats(self):
         """Returns (allocations, blocks): live buffers and VkDeviceMemory blocks."""
@@ -426,7 +440,13 @@ class Manager(_Handle):
         return from_dlpack(x, self, copy=copy)
 
     def _adopt(self, child):
-        self._children.add(child)
+        """Registers child, a handle made from this Manager, to be closed
+        with it; a child made while the Manager was closing is closed now."""
+        with self._children_lock:
+            if self._handle:
+                self._children.add(child)
+                return child
+        child._detach()
         return child
 
     def __repr__(self):

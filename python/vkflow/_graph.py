@@ -6,6 +6,8 @@ Imported by vkflow/__init__.py once its own names exist; use them as
 
 import ctypes
 import numbers
+import threading
+import weakref
 
 from ctypes import byref, c_int32, c_int64, c_size_t, c_uint64
 
@@ -139,7 +141,8 @@ class Graph(_Handle):
     one after another would. Every recording method takes ``queue`` (pin to a
     logical queue) and ``name`` and returns a :class:`Node`. A failed call
     raises, and the graph stays failed: later calls and compile raise the
-    same error.
+    same error. Closing the graph leaves the Execs compiled from it alone;
+    closing its Manager closes the graph.
 
     Upload and download nodes take NumPy arrays (C-contiguous, the tensor's
     dtype and size) as host buffers, not copies: an upload's array is read at
@@ -275,7 +278,7 @@ class Graph(_Handle):
         h = c_uint64()
         _check(_lib.lib().graph_compile(self._h(), len(qs), arr, int(max_nodes_per_submit),
                                         int(max_work_per_submit), byref(h)))
-        return Exec(self._manager, h.value, list(self._keep))
+        return self._manager._adopt(Exec(self._manager, h.value, list(self._keep)))
 
     def __repr__(self):
         if self.closed:
@@ -290,8 +293,9 @@ class Exec(_Handle):
 
     Runs wait for ``wait`` and signal ``signal``, optional (Timeline, value)
     pairs, so graphs compose with sequences and DLPack consumers. The Exec
-    keeps its graph's host arrays (and Python objects) alive; closing its
-    Manager closes it.
+    keeps its graph's host arrays (and Python objects) alive. Closing it, or
+    its Manager, closes it and its :class:`Run` handles; a closed Exec or Run
+    raises ClosedError when used.
     """
 
     _kind = "Exec"
@@ -301,6 +305,19 @@ class Exec(_Handle):
         self._manager = manager
         self._handle = handle
         self._keep = keep
+        self._runs = weakref.WeakSet()  # closed with the Exec
+        self._runs_lock = threading.Lock()
+
+    def close(self):
+        """Releases the Exec and its runs: submitted runs still complete, but
+        their downloads are not copied out and ``Run.wait`` raises
+        ClosedError. Idempotent."""
+        with self._runs_lock:
+            runs = list(self._runs)
+            self._runs.clear()
+        for r in runs:
+            r.close()
+        _Handle.close(self)
 
     def run(self, wait=None, signal=None, timeout=None):
         """Runs the graph and waits for it (``timeout`` in seconds, None: no
@@ -318,7 +335,10 @@ class Exec(_Handle):
         st, sv = (0, 0) if signal is None else _timeline_point(signal, "signal")
         h = c_uint64()
         _check(_lib.lib().exec_run_async(self._h(), wt, wv, st, sv, byref(h)))
-        return Run(self, h.value)
+        r = Run(self, h.value)
+        with self._runs_lock:
+            self._runs.add(r)
+        return self._manager._adopt(r)
 
     def rebind(self, old, new):
         """Replaces tensor ``old`` with ``new`` (same dtype and size, not used
@@ -359,7 +379,11 @@ class Exec(_Handle):
 
 
 class Run(_Handle):
-    """A submitted run of an :class:`Exec` (from ``Exec.run_async``)."""
+    """A submitted run of an :class:`Exec` (from ``Exec.run_async``).
+
+    Closing the run only drops the handle (the run goes on). Closing its Exec
+    or its Manager closes it: the run still completes, but ``wait`` and
+    ``done`` raise ClosedError."""
 
     _kind = "Run"
     _closer = "run_close"
