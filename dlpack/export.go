@@ -59,6 +59,10 @@ type export struct {
 	cmem unsafe.Pointer // the C block: struct, shape, strides, VulkanBuffer
 	copy unsafe.Pointer // a host copy of the data, or nil
 	vb   *VulkanBuffer
+	// host is the tensor's allocation for a zero-copy kDLCPU export, so
+	// that Import of this very export makes a view of the tensor's buffer
+	// rather than a second buffer over the same memory (ownHostExport).
+	host *core.Allocation
 }
 
 // live maps each managed tensor not yet deleted to its export. The deleter
@@ -233,6 +237,7 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 			return Managed{}, err
 		}
 		data = t.Allocation().Mapped
+		e.host = t.Allocation()
 	default: // Vulkan
 		src := t
 		if doCopy {

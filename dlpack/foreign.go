@@ -26,6 +26,9 @@ type foreign struct {
 	data         []byte // copied to dataOffset bytes past a page boundary
 	dataOffset   int
 	nullData     bool
+	// at, when set, is the data pointer: memory of another block (a slice
+	// of another managed tensor's data); data and dataOffset are unused.
+	at unsafe.Pointer
 }
 
 const (
@@ -62,6 +65,9 @@ func (f foreign) build() (Managed, unsafe.Pointer) {
 		dl.strides = (*C.int64_t)(unsafe.Pointer(&strides[0]))
 	}
 	dl.byte_offset = C.uint64_t(f.byteOffset)
+	if f.at != nil {
+		data = f.at
+	}
 	if !f.nullData {
 		dl.data = data
 	}

@@ -7,6 +7,8 @@ import "C"
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"unsafe"
@@ -15,6 +17,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
 )
+
+// HostAliasError is the reason a host range that overlaps a live zero-copy
+// import cannot be imported without a copy (errors.As on ImportCopy's
+// error under CopyNever): both host ranges, and how they overlap.
+type HostAliasError = core.HostAliasError
 
 // Import is ImportCopy with CopyIfNeeded.
 func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, copied bool, err error) {
@@ -36,6 +43,21 @@ func Import(ctx context.Context, o tensor.Owner, m Managed) (t *tensor.Tensor, c
 //     caller's request: CopyNever fails with ErrUnsupported where a copy
 //     would be needed, CopyAlways copies host memory even when it could be
 //     wrapped (and is ErrUnsupported for kDLVulkan).
+//   - Host memory that overlaps a live zero-copy import of the same
+//     Manager (the same array twice, a slice of an imported array) is
+//     never imported a second time, since two VkBuffers over one memory
+//     would get no barriers between them. A range that starts where the
+//     live import starts and ends within it becomes a view of that
+//     import's VkBuffer (zero-copy; its deleter runs once the tensor is
+//     done, the first import's once every tensor over the memory is
+//     done). Any other overlap (a later start, a partial overlap, a range
+//     covering the live import) is copied; under CopyNever it fails with
+//     an error matching ErrInvalid (and ErrUnsupported, like every
+//     refused copy) that names both host ranges and wraps a
+//     *HostAliasError. So does host memory inside the Manager's own mapped
+//     memory (a vkflow tensor handed back by another framework), while
+//     this package's own zero-copy kDLCPU export, imported straight back,
+//     is a view of the exported tensor's buffer.
 //   - kDLVulkan memory must be a VulkanBuffer of this Manager's VkDevice,
 //     compact, at byte_offset 0: the tensor is a view on that buffer. Import
 //     waits (bounded by ctx) for the buffer's ready point before it returns.
@@ -101,12 +123,26 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 		}
 		p := unsafe.Add(dl.data, uintptr(dl.byte_offset))
 		why := error(core.Unsupported("strided data"))
+		if a := ownHostExport(m, d, p, n); a != nil && compact && mode != CopyAlways {
+			// vkflow's own zero-copy kDLCPU export of a tensor of this
+			// Manager: a view of the tensor's buffer, like a kDLVulkan
+			// import; the export's reference keeps the tensor alive.
+			t, err := tensor.Adopt(d, a, dtype, shape, readOnly, release)
+			if err != nil {
+				return nil, false, err
+			}
+			return t, false, nil
+		}
 		if compact && mode != CopyAlways {
-			a, ierr := d.ImportHost(p, n, usage)
+			// A range a live import of this device starts with becomes a
+			// view of it (one VkBuffer, so one buffer to the barriers);
+			// any other overlap with one needs a copy (HostAliasError).
+			a, drop, ierr := d.ImportHostShared(p, n, usage, release)
 			if ierr == nil {
-				t, err := tensor.Adopt(d, a, dtype, shape, readOnly, release)
+				t, err := tensor.Adopt(d, a, dtype, shape, readOnly, drop)
 				if err != nil {
 					d.Free(a)
+					drop()
 					return nil, false, err
 				}
 				return t, false, nil
@@ -114,6 +150,10 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 			why = ierr
 		}
 		if mode == CopyNever {
+			var alias *core.HostAliasError
+			if errors.As(why, &alias) {
+				return nil, false, fmt.Errorf("%w: dlpack: Import: %w; a copy is needed and the caller forbids it", core.ErrInvalid, why)
+			}
 			return nil, false, core.Unsupported("dlpack: Import: a copy is needed and the caller forbids it: %v", why)
 		}
 		if mode == CopyIfNeeded {
@@ -161,6 +201,20 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 	}
 }
 
+// ownHostExport returns a view of the tensor behind m when m is a live
+// zero-copy kDLCPU export of this package, of a tensor of device d, whose
+// data starts at p (where the tensor's mapped memory starts) and covers at
+// most the tensor's n bytes; nil otherwise.
+func ownHostExport(m Managed, d *core.Device, p unsafe.Pointer, n uint64) *core.Allocation {
+	live.Lock()
+	e := live.m[m.ptr]
+	live.Unlock()
+	if e == nil || e.host == nil || e.dev != d || e.host.Mapped != p || n > e.host.Size {
+		return nil
+	}
+	return e.host.Prefix(n)
+}
+
 const usage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
 
 // parse validates a DLTensor's dtype, shape and strides. compact reports
@@ -205,8 +259,9 @@ func parse(dl *C.DLTensor) (tensor.Dtype, []int, bool, error) {
 		if dims[i] != 1 && strides[i] != want {
 			compact = false
 		}
-		// Each element offset must stay representable for the gather.
-		if s := strides[i]; s > math.MaxInt64/total || s < -math.MaxInt64/total {
+		// Each element offset must stay representable for the gather. An
+		// empty tensor (total 0) has no elements, and is never gathered.
+		if s := strides[i]; total != 0 && (s > math.MaxInt64/total || s < -math.MaxInt64/total) {
 			return 0, nil, false, core.Invalid("dlpack: Import: stride %d overflows", s)
 		}
 		want *= dims[i]

@@ -8,10 +8,14 @@ import (
 	"github.com/vkflow/vkflow/vk"
 )
 
-// foreignWaits tracks the goroutines that wait for points signalled by code
-// outside vkflow (a DLPack consumer's released point), so that no such wait
-// outlives Close unbounded. The zero value is ready to use.
+// foreignWaits tracks what vkflow shares with code outside it: the
+// goroutines that wait for points signalled by such code (a DLPack
+// consumer's released point), so that no such wait outlives Close
+// unbounded, and the live zero-copy imports of its host memory
+// (hostshare.go). The zero value is ready to use.
 type foreignWaits struct {
+	hosts hostImports
+
 	mu      sync.Mutex
 	ctx     context.Context // cancelled when Close gives up on them
 	cancel  context.CancelFunc

@@ -15,6 +15,7 @@ import gc
 import sys
 import time
 import unittest
+import weakref
 
 import numpy as np
 import torch
@@ -482,6 +483,61 @@ class TestImport(VkflowTest):
         t2 = vkflow.from_dlpack(tt2, self.mgr)
         self.assertIs(t2.imported_copy, False)
         np.testing.assert_array_equal(t2.read(), arr)
+
+    def test_numpy_array_and_slices(self):
+        """An array and slices of it imported at once. The same start (the
+        array again, a prefix slice) is a view of the first import's Vulkan
+        buffer, so GPU work through either is ordered; a later start is
+        copied, or refused with copy=False naming both host ranges. The first
+        import's deleter waits until every tensor over its memory is closed."""
+        n, k = 4096, 1024
+        arr = aligned_bytes(n * 4).view(np.float32)
+        arr[:] = np.arange(n, dtype=np.float32)
+        refs = sys.getrefcount(arr)
+        t = vkflow.from_dlpack(arr, self.mgr)
+        self.assertIs(t.imported_copy, False)
+        same = vkflow.from_dlpack(arr, self.mgr, copy=False)
+        self.assertIs(same.imported_copy, False)
+        head_arr = arr[:k]
+        head_ref = weakref.ref(head_arr)
+        head = vkflow.from_dlpack(head_arr, self.mgr, copy=False)
+        del head_arr
+        self.assertIs(head.imported_copy, False)
+        # 4 KiB in: aligned, but inside t's range, so not a second import.
+        tail = vkflow.from_dlpack(arr[k:], self.mgr)
+        self.assertIs(tail.imported_copy, True)
+        with self.assertRaises(BufferError) as cm:
+            vkflow.from_dlpack(arr[k:2 * k], self.mgr, copy=False)
+        start = arr.ctypes.data
+        msg = str(cm.exception)
+        self.assertIn("overlaps the live zero-copy import", msg)
+        self.assertIn("[%#x, %#x)" % (start + 4 * k, start + 8 * k), msg)
+        self.assertIn("[%#x, %#x)" % (start, start + 4 * n), msg)
+
+        # One sequence: a GPU write through t, a GPU read through head.
+        ones = self.mgr.tensor(np.ones(n, dtype=np.float32))
+        ones_k = self.mgr.tensor(np.ones(k, dtype=np.float32))
+        out_k = self.mgr.tensor((k,), dtype="float32")
+        seq = self.mgr.sequence().kernel("saxpy", ones, None, t, scalar=2.0)
+        seq.kernel("multiply", head, ones_k, out_k).eval()
+        seq.close()
+        want = np.arange(n, dtype=np.float32) + 2
+        np.testing.assert_array_equal(out_k.read(), want[:k])
+        np.testing.assert_array_equal(self.gpu_read(same), want)
+        np.testing.assert_array_equal(arr, want)
+        np.testing.assert_array_equal(tail.read(), np.arange(k, n, dtype=np.float32))
+
+        same.close()
+        self.assertTrue(wait_until(lambda: sys.getrefcount(arr) == refs + 1),
+                        "the view's deleter did not run")
+        t.close()
+        gc.collect()
+        self.assertEqual(sys.getrefcount(arr), refs + 1,
+                         "the first import's deleter ran while a view of it was open")
+        head.close()
+        self.assertTrue(wait_until(lambda: head_ref() is None), "the slice's deleter did not run")
+        self.assertTrue(wait_until(lambda: sys.getrefcount(arr) == refs),
+                        "the first import's deleter did not run")
 
     def test_readonly_numpy_refused_by_numpy(self):
         arr = np.arange(8, dtype=np.float32)
