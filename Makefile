@@ -100,10 +100,13 @@ fuzz: deps
 # Then graph/property_test.go with -tags soak: 3,000 random graphs, each
 # compiled 9 ways on 1 to 3 logical queues, bit-exact against a CPU model,
 # and the mutation score over 1,000 graphs (make test: 60 graphs, 4 ways
-# each, and 20).
+# each, and 20). Then close_order_test.go with -tags soak: 1,000 rounds of
+# random held DAGs on 2 and 3 logical queues with a random subset of their
+# objects closed before the release (make test: 50).
 soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestGraphProperty(MutationScore)?$$' -v ./graph/
+	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestCloseOrderProperty$$' -v .
 
 bench: deps
 	bench/run.sh

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/tensor"
@@ -81,4 +82,30 @@ func TestUnwaitedRunKeepsItsDownload(t *testing.T) {
 	assert.Equal(t, float32(1), out[0], "run 1's Wait gives run 1's result")
 	require.NoError(t, p2.Wait(ctx))
 	assert.Equal(t, float32(2), out[0])
+}
+
+// A Wait that failed to copy a run's downloads (the Exec was closed first)
+// fails the same way every time: a second Wait must not report success
+// with the host slices never written.
+func TestWaitAfterCloseKeepsFailing(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx := context.Background()
+	x, err := tensor.FromSlice(m, []float32{1, 2, 3, 4})
+	require.NoError(t, err)
+	out := make([]float32, 4)
+	g, err := graph.New(m)
+	require.NoError(t, err)
+	g.Download(x, out)
+	e, err := g.Compile()
+	require.NoError(t, err)
+	p := e.RunAsync()
+	require.NoError(t, e.Close())
+	for i := range 2 {
+		err := p.Wait(ctx)
+		if err == nil {
+			assert.Equal(t, []float32{1, 2, 3, 4}, out, "Wait %d succeeded: the downloads must be there", i)
+		} else {
+			assert.ErrorIs(t, err, vkflow.ErrClosed, "Wait %d", i)
+		}
+	}
 }

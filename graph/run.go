@@ -48,7 +48,8 @@ type run struct {
 	subs  []*core.Submission
 	final []timeline.Point // per slot used: its last value in the run
 	err   error
-	read  bool // its downloads were copied out; guarded by e.mu
+	read    bool  // its downloads were copied out, or failed to be; guarded by e.mu
+	readErr error // why they could not be: every later Wait returns it
 }
 
 // Pending is a submitted run. Copies refer to the same run.
@@ -395,12 +396,17 @@ func (e *Exec) writeUploads() error {
 }
 
 // readDownloads copies each download's staging buffer into its host slice
-// once run r completed, the first time only. Called with mu held.
+// once run r completed, the first time only; a failure sticks, so that a
+// later Wait does not report the downloads as done. Called with mu held.
 func (e *Exec) readDownloads(r *run) error {
-	if r.read {
-		return nil
+	if !r.read {
+		r.read = true
+		r.readErr = e.copyDownloads()
 	}
-	r.read = true
+	return r.readErr
+}
+
+func (e *Exec) copyDownloads() error {
 	for i, n := range e.nodes {
 		if n.kind != KindDownload {
 			continue

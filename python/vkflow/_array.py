@@ -81,8 +81,12 @@ def from_dlpack(x, device=None, copy=None):
     the data was copied. Raises BufferError when the library cannot import
     the tensor (its device, dtype or layout). ``copy``: None copies only
     when needed, True always copies host memory, False raises BufferError
-    when a copy would be needed (strided data, or an address that is not a
-    multiple of the device's host import alignment, 64 bytes on lavapipe).
+    when a copy would be needed (strided data, an address that is not a
+    multiple of the device's host import alignment, 64 bytes on lavapipe, or
+    memory that overlaps a live zero-copy import of the same Manager other
+    than from its start: see docs/DLPACK.md, "Host imports that alias").
+    Importing the same array again, or a slice starting where it starts,
+    gives a view of the first import's buffer.
     """
     copy_mode = _COPY_MODES.get(copy) if isinstance(copy, (bool, type(None))) else None
     if copy_mode is None:
