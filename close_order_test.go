@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/sequence"
@@ -19,15 +20,16 @@ import (
 )
 
 // TestCloseOrderProperty is the closing-order property test (issue 19):
-// each round builds a random DAG of submits on 2 or 3 logical queues, all
-// held behind one gate timeline and submitted in a random order (so a
-// consumer is often accepted before its producer), closes a random subset
-// of the sequences, algorithms, tensors and timelines while every submit is
-// still held, then signals the gate. Every submit must complete, every
-// tensor left open must equal a CPU model bit for bit, the queues must go
-// on working (an empty Eval on each), and once everything is closed the
-// live allocations must be back to the baseline. closeOrderRounds rounds:
-// 50 in make test, 1,000 in make soak.
+// each round builds a random DAG of submits (sequences, and graph runs one
+// time in four) on 2 or 3 logical queues, all held behind one gate
+// timeline and submitted in a random order (so a consumer is often
+// accepted before its producer), closes a random subset of the sequences,
+// Execs, algorithms, tensors and timelines while every submit is still
+// held, then signals the gate. Every submit must complete, every tensor
+// left open must equal a CPU model bit for bit, the queues must go on
+// working (an empty Eval on each), and once everything is closed the live
+// allocations must be back to the baseline. closeOrderRounds rounds: 50 in
+// make test, 1,000 in make soak.
 func TestCloseOrderProperty(t *testing.T) {
 	rounds := closeOrderRounds
 	if testing.Short() {
@@ -113,14 +115,39 @@ func (o coOp) apply(ts []*coTensor) {
 	}
 }
 
+// coSubmit is a sequence submit, or a graph run when exec is set.
 type coSubmit struct {
 	ops   []coOp
 	queue int
 	deps  []int // indices of earlier submits (in logical order) it waits for
 	seq   *sequence.Sequence
+	exec  *graph.Exec
 	algos []*algorithm.Algorithm
 	tl    *timeline.Timeline // signalled to 1 by this submit
 	pend  sequence.Pending
+	run   graph.Pending
+}
+
+func (s *coSubmit) wait(ctx context.Context) error {
+	if s.exec != nil {
+		return s.run.Wait(ctx)
+	}
+	return s.pend.Wait(ctx)
+}
+
+func (s *coSubmit) done() bool {
+	if s.exec != nil {
+		return s.run.Done()
+	}
+	return s.pend.Done()
+}
+
+func (s *coSubmit) close() {
+	if s.exec != nil {
+		s.exec.Close()
+	} else {
+		s.seq.Close()
+	}
 }
 
 func closeOrderRound(t *testing.T, m *vkflow.Manager, nq int, seed uint64) {
@@ -172,50 +199,87 @@ func closeOrderRound(t *testing.T, m *vkflow.Manager, nq int, seed uint64) {
 	require.NoError(t, err)
 	defer gate.Close()
 
-	// Record every submit.
+	// Record every submit: a sequence, or (one in four) a graph on the
+	// submit's queue.
 	for _, s := range subs {
-		s.seq, err = sequence.New(m, s.queue)
-		require.NoError(t, err)
 		s.tl, err = timeline.New(m, 0)
 		require.NoError(t, err)
+		var g *graph.Graph
+		if rng.IntN(4) == 0 {
+			g, err = graph.New(m)
+			require.NoError(t, err)
+		} else {
+			s.seq, err = sequence.New(m, s.queue)
+			require.NoError(t, err)
+		}
 		for _, o := range s.ops {
+			var a *algorithm.Algorithm
+			var push []any
 			switch o.kind {
-			case 0:
-				s.seq.Fill(ts[o.a].t, o.v)
-			case 1:
-				s.seq.Copy(ts[o.a].t, ts[o.b].t)
 			case 2:
-				a, err := kernels.Add(m, ts[o.a].t, ts[o.b].t, ts[o.c].t)
-				require.NoError(t, err)
-				s.algos = append(s.algos, a)
-				s.seq.Dispatch(a)
+				a, err = kernels.Add(m, ts[o.a].t, ts[o.b].t, ts[o.c].t)
 			case 3:
-				a, err := kernels.Saxpy(m, ts[o.a].t, ts[o.b].t)
-				require.NoError(t, err)
+				a, err = kernels.Saxpy(m, ts[o.a].t, ts[o.b].t)
+				push = []any{o.alpha}
+			}
+			require.NoError(t, err)
+			if a != nil {
 				s.algos = append(s.algos, a)
-				s.seq.Dispatch(a, o.alpha)
+			}
+			switch {
+			case g != nil && o.kind == 0:
+				g.Fill(ts[o.a].t, o.v).OnQueue(s.queue)
+			case g != nil && o.kind == 1:
+				g.Copy(ts[o.a].t, ts[o.b].t).OnQueue(s.queue)
+			case g != nil:
+				g.Dispatch(a, push...).OnQueue(s.queue)
+			case o.kind == 0:
+				s.seq.Fill(ts[o.a].t, o.v)
+			case o.kind == 1:
+				s.seq.Copy(ts[o.a].t, ts[o.b].t)
+			default:
+				s.seq.Dispatch(a, push...)
 			}
 		}
-		require.NoError(t, s.seq.Err())
+		if g != nil {
+			s.exec, err = g.Compile()
+			require.NoError(t, err)
+		} else {
+			require.NoError(t, s.seq.Err())
+		}
 	}
 
 	// Submit in a random order: everything is held behind the gate.
 	for _, i := range rng.Perm(len(subs)) {
 		s := subs[i]
-		opts := []sequence.SubmitOption{sequence.Signal(s.tl, 1)}
-		if len(s.deps) == 0 {
-			opts = append(opts, sequence.Wait(gate, 1))
+		waits := []*timeline.Timeline{gate}
+		if len(s.deps) > 0 {
+			waits = waits[:0]
 		}
 		for _, j := range s.deps {
-			opts = append(opts, sequence.Wait(subs[j].tl, 1))
+			waits = append(waits, subs[j].tl)
 		}
-		s.pend = s.seq.Submit(ctx, opts...)
-		if err := s.pend.Err(); err != nil {
+		if s.exec != nil {
+			opts := []graph.RunOption{graph.Signal(s.tl, 1)}
+			for _, w := range waits {
+				opts = append(opts, graph.Wait(w, 1))
+			}
+			s.run = s.exec.RunAsync(opts...)
+			err = s.run.Err()
+		} else {
+			opts := []sequence.SubmitOption{sequence.Signal(s.tl, 1)}
+			for _, w := range waits {
+				opts = append(opts, sequence.Wait(w, 1))
+			}
+			s.pend = s.seq.Submit(ctx, opts...)
+			err = s.pend.Err()
+		}
+		if err != nil {
 			fail("submit %d: %v", i, err)
 		}
 	}
 	for i, s := range subs {
-		if s.pend.Done() {
+		if s.done() {
 			fail("submit %d ran before the gate", i)
 		}
 	}
@@ -223,7 +287,7 @@ func closeOrderRound(t *testing.T, m *vkflow.Manager, nq int, seed uint64) {
 	// Close a random subset of everything while it is all held.
 	var closers []func() error
 	for _, s := range subs {
-		closers = append(closers, s.seq.Close, s.tl.Close)
+		closers = append(closers, func() error { s.close(); return nil }, s.tl.Close)
 		for _, a := range s.algos {
 			closers = append(closers, a.Close)
 		}
@@ -238,7 +302,7 @@ func closeOrderRound(t *testing.T, m *vkflow.Manager, nq int, seed uint64) {
 
 	require.NoError(t, gate.Signal(1))
 	for i, s := range subs {
-		if err := s.pend.Wait(ctx); err != nil {
+		if err := s.wait(ctx); err != nil {
 			fail("submit %d after the gate: %v", i, err)
 		}
 	}
@@ -254,7 +318,7 @@ func closeOrderRound(t *testing.T, m *vkflow.Manager, nq int, seed uint64) {
 		}
 	}
 	for _, s := range subs {
-		s.seq.Close()
+		s.close()
 		s.tl.Close()
 		for _, a := range s.algos {
 			a.Close()

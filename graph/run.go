@@ -44,10 +44,10 @@ func Signal(t *timeline.Timeline, v uint64) RunOption {
 
 // run is one submitted run.
 type run struct {
-	e     *Exec
-	subs  []*core.Submission
-	final []timeline.Point // per slot used: its last value in the run
-	err   error
+	e       *Exec
+	subs    []*core.Submission
+	final   []timeline.Point // per slot used: its last value in the run
+	err     error
 	read    bool  // its downloads were copied out, or failed to be; guarded by e.mu
 	readErr error // why they could not be: every later Wait returns it
 }
