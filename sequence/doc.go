@@ -56,7 +56,10 @@
 // sequence are serialized.
 //
 // Ownership: the Manager owns every Sequence; a sequence holds a reference
-// on each tensor and algorithm it records until Clear or Close.
+// on each tensor and algorithm it records until Clear or Close, taken
+// before the recording reads them, so a Close racing the recording either
+// comes first (the recording fails with ErrClosed) or leaves them alive
+// for the sequence (which then refuses to submit them, with ErrClosed).
 //
 // Imports: vk, internal/core, tensor, algorithm and timeline.
 package sequence

@@ -37,6 +37,13 @@
 // on this package.
 //
 // Ownership: the Manager owns every Timeline and closes timelines last.
+// Close may be called at any time, also while submits that wait on or
+// signal the timeline are held or running: every accepted submit holds a
+// reference on its timelines, and the semaphore is destroyed only once the
+// driver has retired the last batch that used it (a later batch on the
+// same queue completed, or the device was idled). Drivers touch a
+// semaphore after a batch's own completion signal; lavapipe locks it to
+// release the batch's wait.
 //
 // Imports: vk and internal/core.
 package timeline
