@@ -24,10 +24,15 @@ examples: deps
 	$(GO) run ./examples/dag
 	$(GO) run ./examples/rasterblend-timeline -reps 1 -out rasterblend-timeline.png
 	$(GO) run ./examples/readme
+	$(GO) run ./examples/interop
 
 # The suite runs with the Khronos validation layer and synchronization
 # validation on (every test Manager enables them; internal/testutil fails a
 # test on any warning or error message, leaks included).
+#
+# go test ./... includes examples/interop's TestInterop: the cross-process
+# example (two processes, memory passed as an fd over a Unix socket), small,
+# with both processes under validation; make examples runs it full size.
 #
 # After the Go tests, the C API is built and its real consumers run: a C
 # program against Debian's dlpack.h (0.6), and NumPy 1.24 and PyTorch 1.13
@@ -111,6 +116,7 @@ soak: deps
 bench: deps
 	bench/run.sh
 	bench/ops.sh
+	bench/interop.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

@@ -7,6 +7,10 @@
 // device's one staging ring), Host (host-visible, coherent) or Storage
 // (GPU only).
 //
+// Exportable() gives a Device tensor a dedicated VkDeviceMemory of its own,
+// which package interop exports as an opaque file descriptor for another
+// Manager, process or API to import without a copy.
+//
 // Every new tensor reads as zero, whatever its kind: mapped memory is
 // cleared on the host, other memory by GPU fills that zero all freed ranges
 // of a memory block in one submit. A shape of [] is a 0-d tensor: a scalar

@@ -67,11 +67,23 @@ func (t *Tensor) release() {
 type Option func(*options)
 
 type options struct {
-	mem Memory
+	mem        Memory
+	exportable bool
 }
 
 // In places the tensor in memory kind m (default Device).
 func In(m Memory) Option { return func(o *options) { o.mem = m } }
+
+// Exportable gives the tensor a VkDeviceMemory of its own that package
+// interop can export as an opaque file descriptor (interop.Export), for
+// another Manager, another process or another API (CUDA) to import. The
+// memory is never sub-allocated from a shared block, so an export exposes
+// this tensor only, and it is a dedicated allocation. Exportable tensors are
+// Device memory (zero-copy for the host where it is host-visible, staged
+// otherwise); combined with In(Host) or In(Storage), New returns
+// ErrInvalid. Without VK_KHR_external_memory_fd New returns ErrUnsupported
+// naming it.
+func Exportable() Option { return func(o *options) { o.exportable = true } }
 
 // checkShape returns the element count of shape. An empty shape is a 0-d
 // tensor (a scalar) of one element; a dimension of 0 makes an empty tensor
@@ -115,6 +127,16 @@ func MaxBytes(d *core.Device) uint64 {
 	}
 	return limit
 }
+
+// usage is the usage of every tensor's buffer (package interop creates
+// importing buffers with the same).
+const usage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
+
+// bufferSize returns the size of the buffer behind a tensor of n bytes:
+// padded to 4 bytes so that Fill covers every element, and 4 bytes for an
+// empty tensor, so that it can be bound (package interop computes the
+// same).
+func bufferSize(n uint64) uint64 { return max((n+3)&^3, 4) }
 
 // featureFor returns the device feature a dtype's storage needs, if any.
 func featureFor(d Dtype, f vk.Features) (string, bool) {
@@ -167,6 +189,9 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if op.mem < Device || op.mem > Storage {
 		return nil, core.Invalid("unknown memory kind %v", op.mem)
 	}
+	if op.exportable && op.mem != Device {
+		return nil, core.Invalid("Exportable tensors are Device memory, not %v", op.mem)
+	}
 	if name, ok := featureFor(dtype, d.Features); !ok {
 		return nil, core.Unsupported("%v tensors need the %s feature, which is not enabled on %s", dtype, name, d.Info.Name)
 	}
@@ -174,9 +199,11 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 		return nil, core.Invalid("tensor of %d bytes exceeds the device's buffer limit (%d bytes: maxStorageBufferRange %d, maxMemoryAllocationSize %d)",
 			size, limit, d.Info.Limits.MaxStorageBufferRange, d.Info.Limits.MaxMemoryAllocationSize)
 	}
-	// Buffers are padded to 4 bytes so that Fill covers every element; an
-	// empty tensor has a buffer of 4 bytes, so that it can be bound.
-	a, err := d.Alloc(op.mem, max((size+3)&^3, 4), vk.BufferUsageStorage|vk.BufferUsageTransferSrc|vk.BufferUsageTransferDst)
+	alloc := d.Alloc
+	if op.exportable {
+		alloc = d.AllocExportable
+	}
+	a, err := alloc(op.mem, bufferSize(size), usage)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,22 @@
 // submits, and the scheduler that keeps a single queue deadlock-free, build
 // on this package.
 //
+// # Shared timelines
+//
+// A timeline created with Exportable(), or imported from another process
+// or API (interop.ImportTimeline), is shared: its values may be signalled
+// by a side vkflow cannot see. The scheduler therefore does not hold back
+// a submit that waits on a shared timeline until a local signal promises
+// the value; the wait goes to the driver at once, and the other side must
+// signal it (on a single-queue driver, a wait that nobody signals blocks
+// the queue until someone does). Signals of a shared timeline follow the
+// rules above. A host Signal queries the counter first, so a value the
+// other side reached already is refused with ErrInvalid naming it. Where
+// the device cannot export timeline semaphores as opaque fds (no
+// VK_KHR_external_semaphore_fd, as on lavapipe), New with Exportable()
+// returns ErrUnsupported naming the extension. Shared reports whether a
+// timeline is shared.
+//
 // Ownership: the Manager owns every Timeline and closes timelines last.
 // Close may be called at any time, also while submits that wait on or
 // signal the timeline are held or running: every accepted submit holds a

@@ -19,17 +19,67 @@ type Timeline struct {
 	st  *core.Timeline // the scheduler's state: promised and reserved values
 }
 
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	exportable bool
+}
+
+// Exportable creates the timeline semaphore so that package interop can
+// export it as an opaque file descriptor (interop.ExportTimeline), for
+// another Manager, process or API (CUDA) to wait on and signal. Such a
+// timeline is shared from its creation (see the package documentation).
+// Where VK_KHR_external_semaphore_fd is missing, or the driver cannot
+// export timeline semaphores as opaque fds (lavapipe), New returns
+// ErrUnsupported naming the extension.
+func Exportable() Option { return func(o *options) { o.exportable = true } }
+
 // New creates a timeline with an initial value.
-func New(o Owner, initial uint64) (*Timeline, error) {
+func New(o Owner, initial uint64, opts ...Option) (*Timeline, error) {
 	d, err := core.Enter(o)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Exit()
-	sem, err := d.VK.CreateTimeline(initial)
+	var op options
+	for _, f := range opts {
+		if f != nil {
+			f(&op)
+		}
+	}
+	create := d.VK.CreateTimeline
+	if op.exportable {
+		create = d.CreateExportableTimeline
+	}
+	sem, err := create(initial)
 	if err != nil {
 		return nil, err
 	}
+	t, err := adopt(d, sem, initial)
+	if err != nil {
+		return nil, err
+	}
+	if op.exportable {
+		t.st.SetExportable()
+	}
+	return t, nil
+}
+
+// Adopt makes a shared timeline over a semaphore imported from another
+// process or API, whose value is now value (package interop). The caller
+// is inside d's gate; the timeline owns sem, and on error sem is
+// destroyed. It is for vkflow's own packages.
+func Adopt(d *core.Device, sem vk.Semaphore, value uint64) (*Timeline, error) {
+	t, err := adopt(d, sem, value)
+	if err != nil {
+		return nil, err
+	}
+	t.st.SetShared()
+	return t, nil
+}
+
+func adopt(d *core.Device, sem vk.Semaphore, initial uint64) (*Timeline, error) {
 	t := &Timeline{dev: d, sem: sem}
 	t.st = d.NewTimeline(sem, initial, &t.obj)
 	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, nil); err != nil {
@@ -38,6 +88,10 @@ func New(o Owner, initial uint64) (*Timeline, error) {
 	}
 	return t, nil
 }
+
+// Shared reports whether the timeline is shared with another process or
+// API: created Exportable, or imported (interop.ImportTimeline).
+func (t *Timeline) Shared() bool { return t != nil && t.st.Shared() }
 
 // hold takes a reference for a host call on the semaphore, so that Close
 // meanwhile cannot destroy it under the call, and a pin on the device, so

@@ -332,6 +332,10 @@ type PhysicalDeviceInfo struct {
 	DriverName    string
 	DriverInfo    string
 	DeviceUUID    [16]byte
+	// DriverUUID identifies the driver build (VkPhysicalDeviceIDProperties):
+	// external memory and semaphores move only between devices whose
+	// DeviceUUID and DriverUUID both match.
+	DriverUUID    [16]byte
 	Limits        Limits
 	Features      Features
 	Subgroup      Subgroup
@@ -407,6 +411,7 @@ func Describe(pd PhysicalDevice) (PhysicalDeviceInfo, error) {
 	}
 	for k := range info.DeviceUUID {
 		info.DeviceUUID[k] = byte(d.deviceUUID[k])
+		info.DriverUUID[k] = byte(d.driverUUID[k])
 	}
 	for k := 0; k < int(d.memory.memoryTypeCount); k++ {
 		t := d.memory.memoryTypes[k]
@@ -470,7 +475,11 @@ type DeviceConfig struct {
 // Device is a VkDevice. Its methods are thin wrappers; see the package doc
 // for the synchronization rules.
 type Device struct {
-	handle C.VkDevice
+	handle   C.VkDevice
+	physical C.VkPhysicalDevice
+	// ext holds the KHR functions of the external memory and semaphore fd
+	// extensions, from vkGetDeviceProcAddr; nil when not enabled.
+	ext C.vkflowExternalFuncs
 }
 
 func b32(b bool) C.VkBool32 {
@@ -518,5 +527,7 @@ func CreateDevice(pd PhysicalDevice, cfg DeviceConfig) (*Device, error) {
 	if err := check("vkCreateDevice", r.result); err != nil {
 		return nil, err
 	}
-	return &Device{handle: r.device}, nil
+	d := &Device{handle: r.device, physical: pd}
+	d.loadExternal(cfg.Extensions)
+	return d, nil
 }

@@ -75,7 +75,9 @@
 	X(vkDestroySemaphore) \
 	X(vkGetSemaphoreCounterValue) \
 	X(vkWaitSemaphores) \
-	X(vkSignalSemaphore)
+	X(vkSignalSemaphore) \
+	X(vkGetPhysicalDeviceExternalBufferProperties) \
+	X(vkGetPhysicalDeviceExternalSemaphoreProperties)
 
 #define X(name) PFN_##name name;
 static struct { VKFLOW_CORE(X) } vkf;
@@ -860,4 +862,143 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue) {
 	return vkflowQueueSubmit(q, pre, cmd, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
+}
+
+vkflowExternalProps vkflowExternalBufferProperties(VkPhysicalDevice pd, uint32_t usage, uint32_t handleType) {
+	VkPhysicalDeviceExternalBufferInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+		.usage = usage,
+		.handleType = (VkExternalMemoryHandleTypeFlagBits)handleType,
+	};
+	VkExternalBufferProperties p = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+	vkf.vkGetPhysicalDeviceExternalBufferProperties(pd, &bi, &p);
+	vkflowExternalProps r = {
+		.features = p.externalMemoryProperties.externalMemoryFeatures,
+		.exportFrom = p.externalMemoryProperties.exportFromImportedHandleTypes,
+		.compatible = p.externalMemoryProperties.compatibleHandleTypes,
+	};
+	return r;
+}
+
+vkflowExternalProps vkflowExternalTimelineProperties(VkPhysicalDevice pd, uint32_t handleType) {
+	VkSemaphoreTypeCreateInfo ti = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+		.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+	};
+	VkPhysicalDeviceExternalSemaphoreInfo si = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+		.pNext = &ti,
+		.handleType = (VkExternalSemaphoreHandleTypeFlagBits)handleType,
+	};
+	VkExternalSemaphoreProperties p = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
+	vkf.vkGetPhysicalDeviceExternalSemaphoreProperties(pd, &si, &p);
+	vkflowExternalProps r = {
+		.features = p.externalSemaphoreFeatures,
+		.exportFrom = p.exportFromImportedHandleTypes,
+		.compatible = p.compatibleHandleTypes,
+	};
+	return r;
+}
+
+vkflowExternalFuncs vkflowLoadExternalFuncs(VkDevice dev, int memoryFd, int semaphoreFd) {
+	vkflowExternalFuncs f = {0};
+	if (memoryFd) {
+		f.getMemoryFd = (PFN_vkGetMemoryFdKHR)vkf.vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
+	}
+	if (semaphoreFd) {
+		f.getSemaphoreFd = (PFN_vkGetSemaphoreFdKHR)vkf.vkGetDeviceProcAddr(dev, "vkGetSemaphoreFdKHR");
+		f.importSemaphoreFd = (PFN_vkImportSemaphoreFdKHR)vkf.vkGetDeviceProcAddr(dev, "vkImportSemaphoreFdKHR");
+	}
+	return f;
+}
+
+vkflowHandle vkflowAllocateExternalMemory(VkDevice dev, vkflowExternalAlloc info) {
+	const void *next = NULL;
+	VkMemoryDedicatedAllocateInfo ded = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+		.buffer = (VkBuffer)info.dedicated,
+	};
+	if (info.dedicated != 0) {
+		ded.pNext = next;
+		next = &ded;
+	}
+	VkExportMemoryAllocateInfo exp = {
+		.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+		.handleTypes = info.exportTypes,
+	};
+	if (info.exportTypes != 0) {
+		exp.pNext = next;
+		next = &exp;
+	}
+	VkImportMemoryFdInfoKHR imp = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+		.handleType = (VkExternalMemoryHandleTypeFlagBits)info.importType,
+		.fd = info.importFd,
+	};
+	if (info.importType != 0) {
+		imp.pNext = next;
+		next = &imp;
+	}
+	VkMemoryAllocateInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = next,
+		.allocationSize = info.size,
+		.memoryTypeIndex = info.typeIndex,
+	};
+	VkDeviceMemory m = VK_NULL_HANDLE;
+	vkflowHandle r;
+	r.result = vkf.vkAllocateMemory(dev, &ai, NULL, &m);
+	r.handle = (uint64_t)m;
+	return r;
+}
+
+vkflowFd vkflowGetMemoryFd(PFN_vkGetMemoryFdKHR f, VkDevice dev, uint64_t mem, uint32_t handleType) {
+	VkMemoryGetFdInfoKHR gi = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+		.memory = (VkDeviceMemory)mem,
+		.handleType = (VkExternalMemoryHandleTypeFlagBits)handleType,
+	};
+	vkflowFd r = {.fd = -1};
+	r.result = f(dev, &gi, &r.fd);
+	return r;
+}
+
+vkflowHandle vkflowCreateExportableTimeline(VkDevice dev, uint64_t initial, uint32_t handleTypes) {
+	VkExportSemaphoreCreateInfo ei = {
+		.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+		.handleTypes = handleTypes,
+	};
+	VkSemaphoreTypeCreateInfo ti = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+		.pNext = &ei,
+		.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+		.initialValue = initial,
+	};
+	VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti};
+	VkSemaphore s = VK_NULL_HANDLE;
+	vkflowHandle r;
+	r.result = vkf.vkCreateSemaphore(dev, &ci, NULL, &s);
+	r.handle = (uint64_t)s;
+	return r;
+}
+
+vkflowFd vkflowGetSemaphoreFd(PFN_vkGetSemaphoreFdKHR f, VkDevice dev, uint64_t sem, uint32_t handleType) {
+	VkSemaphoreGetFdInfoKHR gi = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+		.semaphore = (VkSemaphore)sem,
+		.handleType = (VkExternalSemaphoreHandleTypeFlagBits)handleType,
+	};
+	vkflowFd r = {.fd = -1};
+	r.result = f(dev, &gi, &r.fd);
+	return r;
+}
+
+VkResult vkflowImportSemaphoreFd(PFN_vkImportSemaphoreFdKHR f, VkDevice dev, uint64_t sem, uint32_t handleType, int fd) {
+	VkImportSemaphoreFdInfoKHR ii = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
+		.semaphore = (VkSemaphore)sem,
+		.handleType = (VkExternalSemaphoreHandleTypeFlagBits)handleType,
+		.fd = fd,
+	};
+	return f(dev, &ii);
 }

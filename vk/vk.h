@@ -184,4 +184,36 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues);
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue);
 
+// External memory and semaphores (external.go). The KHR device functions
+// come from vkGetDeviceProcAddr once the device exists; each wrapper takes
+// the one pointer it calls.
+typedef struct { int fd; VkResult result; } vkflowFd;
+typedef struct {
+	uint32_t features;   // VkExternalMemoryFeatureFlags / VkExternalSemaphoreFeatureFlags
+	uint32_t exportFrom; // exportFromImportedHandleTypes
+	uint32_t compatible; // compatibleHandleTypes
+} vkflowExternalProps;
+vkflowExternalProps vkflowExternalBufferProperties(VkPhysicalDevice pd, uint32_t usage, uint32_t handleType);
+vkflowExternalProps vkflowExternalTimelineProperties(VkPhysicalDevice pd, uint32_t handleType);
+typedef struct {
+	PFN_vkGetMemoryFdKHR getMemoryFd;
+	PFN_vkGetSemaphoreFdKHR getSemaphoreFd;
+	PFN_vkImportSemaphoreFdKHR importSemaphoreFd;
+} vkflowExternalFuncs;
+vkflowExternalFuncs vkflowLoadExternalFuncs(VkDevice dev, int memoryFd, int semaphoreFd);
+typedef struct {
+	uint64_t size;
+	uint32_t typeIndex;
+	uint32_t exportTypes; // VkExportMemoryAllocateInfo::handleTypes; 0 for none
+	uint32_t importType;  // VkImportMemoryFdInfoKHR::handleType; 0 for no import
+	int importFd;
+	uint64_t dedicated;   // VkMemoryDedicatedAllocateInfo::buffer; 0 for none
+} vkflowExternalAlloc;
+vkflowHandle vkflowAllocateExternalMemory(VkDevice dev, vkflowExternalAlloc info);
+vkflowFd vkflowGetMemoryFd(PFN_vkGetMemoryFdKHR f, VkDevice dev, uint64_t mem, uint32_t handleType);
+vkflowHandle vkflowCreateExportableTimeline(VkDevice dev, uint64_t initial, uint32_t handleTypes);
+vkflowFd vkflowGetSemaphoreFd(PFN_vkGetSemaphoreFdKHR f, VkDevice dev, uint64_t sem, uint32_t handleType);
+VkResult vkflowImportSemaphoreFd(PFN_vkImportSemaphoreFdKHR f, VkDevice dev, uint64_t sem, uint32_t handleType, int fd);
+
+
 #endif

@@ -49,6 +49,12 @@ type Device struct {
 	// HostImport reports whether VK_EXT_external_memory_host is enabled:
 	// host memory can be wrapped in buffers without a copy.
 	HostImport bool
+	// ExternalMemoryFD and ExternalSemaphoreFD report whether
+	// VK_KHR_external_memory_fd and VK_KHR_external_semaphore_fd are
+	// enabled: memory and timelines can be shared as opaque fds
+	// (exportmem.go).
+	ExternalMemoryFD    bool
+	ExternalSemaphoreFD bool
 	// OnDestroyed runs once after the VkDevice is destroyed (the Manager
 	// destroys its instance there). Set before the device is used.
 	OnDestroyed func()
@@ -126,11 +132,20 @@ func Open(cfg Config) (*Device, error) {
 	if hostImport {
 		exts = append(exts, vk.HostImportExtension)
 	}
+	extMem := info.HasExtension(vk.ExternalMemoryFDExtension)
+	extSem := info.HasExtension(vk.ExternalSemaphoreFDExtension)
+	if extMem {
+		exts = append(exts, vk.ExternalMemoryFDExtension)
+	}
+	if extSem {
+		exts = append(exts, vk.ExternalSemaphoreFDExtension)
+	}
 	dev, err := vk.CreateDevice(cfg.Physical, vk.DeviceConfig{Queues: reqs, Features: cfg.Features, Extensions: exts, APIVersion: api})
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport}
+	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport,
+		ExternalMemoryFD: extMem && dev.ExternalMemoryFD(), ExternalSemaphoreFD: extSem && dev.ExternalSemaphoreFD()}
 	d.Staged = cfg.StagedDeviceMemory
 	d.sched.max = cmp.Or(cfg.MaxHeld, DefaultMaxHeld)
 	d.WaitTimeout = cmp.Or(cfg.WaitTimeout, 30*time.Second)

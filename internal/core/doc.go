@@ -13,6 +13,9 @@
 //     algorithms, then tensors;
 //   - the memory sub-allocator (large blocks per memory type, carved up with
 //     the device's alignment limits) and the one staging ring per device;
+//   - memory and timelines shared as opaque fds (exportmem.go): exportable
+//     buffers in dedicated memory of their own, imports, shared timelines
+//     whose waits the scheduler never holds;
 //   - the device's pipeline cache;
 //   - the gate (gate.go): every API call that makes Vulkan calls enters it
 //     (Device.Enter, or core.Enter for constructors) for its duration, and

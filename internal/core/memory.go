@@ -91,6 +91,9 @@ type block struct {
 	// sorted and coalesced.
 	zbuf  vk.Buffer
 	dirty []span
+	// ext is set for memory shared as an opaque fd (exportmem.go): a
+	// dedicated block of one exportable or imported buffer.
+	ext *external
 }
 
 // allocator sub-allocates buffers from large blocks, one list per memory

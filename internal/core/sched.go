@@ -32,6 +32,10 @@ type Timeline struct {
 	// released, so signals of one timeline reach the driver in order.
 	signallers []*Submission
 	head       int
+	// shared timelines are signalled outside this device too (exported or
+	// imported: exportmem.go), so the scheduler never holds a wait on one
+	// back. exportable ones were created for export. Set before first use.
+	shared, exportable bool
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
@@ -43,6 +47,11 @@ type Timeline struct {
 func (d *Device) NewTimeline(sem vk.Semaphore, initial uint64, obj *Object) *Timeline {
 	return &Timeline{Sem: sem, dev: d, obj: obj, promised: initial, reserved: initial, gpu: initial}
 }
+
+// unpromised reports whether a wait for v must be held back: nothing has
+// promised v, and no one outside the device may signal it (shared).
+// Called with the scheduler lock held.
+func (t *Timeline) unpromised(v uint64) bool { return !t.shared && t.promised < v }
 
 // Device returns the timeline's device.
 func (t *Timeline) Device() *Device { return t.dev }
@@ -241,7 +250,7 @@ func (sc *scheduler) accept(d *Device, s *Submission) error {
 	}
 	blocked := 0
 	for _, w := range s.Waits {
-		if w.TL.promised < w.Value {
+		if w.TL.unpromised(w.Value) {
 			blocked++
 		}
 	}
@@ -264,7 +273,7 @@ func (sc *scheduler) accept(d *Device, s *Submission) error {
 	s.seq, s.blocked = sc.seq, blocked
 	sc.link(s)
 	for _, w := range s.Waits {
-		if w.TL.promised < w.Value {
+		if w.TL.unpromised(w.Value) {
 			w.TL.pushWaiter(waiter{w.Value, s})
 		}
 	}
@@ -495,7 +504,7 @@ func (d *Device) Held() []string {
 	for s := sc.first; s != nil; s = s.next {
 		var ws []string
 		for _, w := range s.Waits {
-			if w.TL.promised < w.Value {
+			if w.TL.unpromised(w.Value) {
 				ws = append(ws, fmt.Sprintf("timeline %#x at %d (promised %d)", uint64(w.TL.Sem), w.Value, w.TL.promised))
 			}
 		}

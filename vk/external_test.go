@@ -1,0 +1,91 @@
+package vk_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// Without the fd extensions enabled, the KHR calls are errors that name
+// the extension and match ErrNotSupported; nothing reaches the driver.
+func TestExternalNotEnabled(t *testing.T) {
+	_, dev, _, info := device(t)
+	assert.NotEqual(t, [16]byte{}, info.DriverUUID, "VkPhysicalDeviceIDProperties::driverUUID")
+	assert.False(t, dev.ExternalMemoryFD())
+	assert.False(t, dev.ExternalSemaphoreFD())
+	_, err := dev.MemoryFD(1)
+	assert.ErrorIs(t, err, vk.ErrNotSupported)
+	assert.ErrorContains(t, err, vk.ExternalMemoryFDExtension)
+	_, err = dev.ImportMemoryFD(0, 4096, 0, 0)
+	assert.ErrorContains(t, err, vk.ExternalMemoryFDExtension)
+	for _, err := range []error{
+		func() error { _, err := dev.CreateExportableTimeline(0); return err }(),
+		func() error { _, err := dev.SemaphoreFD(1); return err }(),
+		dev.ImportSemaphoreFD(1, 0),
+	} {
+		assert.ErrorIs(t, err, vk.ErrNotSupported)
+		assert.ErrorContains(t, err, vk.ExternalSemaphoreFDExtension)
+	}
+}
+
+// With VK_KHR_external_memory_fd: a dedicated exportable allocation exports
+// an fd that a second device imports, and both see the same bytes.
+func TestExternalMemoryFD(t *testing.T) {
+	inst, _, _, info := device(t)
+	if !info.HasExtension(vk.ExternalMemoryFDExtension) {
+		t.Skipf("%s lacks %s", info.Name, vk.ExternalMemoryFDExtension)
+	}
+	pds, err := inst.PhysicalDevices()
+	require.NoError(t, err)
+	const usage = vk.BufferUsageStorage | vk.BufferUsageTransferDst
+	s := vk.ExternalBufferSupport(pds[0], usage, vk.ExternalMemoryOpaqueFD)
+	require.True(t, s.Exportable && s.Importable, "%+v", s)
+	assert.NotZero(t, s.Compatible&vk.ExternalMemoryOpaqueFD)
+	t.Logf("opaque fd buffers: %+v; timelines: %+v", s, vk.ExternalTimelineSupport(pds[0], vk.ExternalSemaphoreOpaqueFD))
+
+	open := func() *vk.Device {
+		d, err := vk.CreateDevice(pds[0], vk.DeviceConfig{
+			Queues:     []vk.QueueRequest{{Family: 0, Count: 1}},
+			Features:   vk.Features{TimelineSemaphore: true},
+			Extensions: []string{vk.ExternalMemoryFDExtension},
+			APIVersion: min(info.APIVersion, vk.MakeVersion(1, 2, 0)),
+		})
+		require.NoError(t, err)
+		t.Cleanup(d.Destroy)
+		require.True(t, d.ExternalMemoryFD())
+		return d
+	}
+	a, b := open(), open()
+	alloc := func(d *vk.Device, fd int) (vk.Buffer, vk.DeviceMemory, []byte) {
+		buf, err := d.CreateExternalBuffer(4096, usage, vk.ExternalMemoryOpaqueFD)
+		require.NoError(t, err)
+		t.Cleanup(func() { d.DestroyBuffer(buf) })
+		req := d.BufferMemoryRequirements(buf)
+		var mem vk.DeviceMemory
+		if fd < 0 {
+			mem, err = d.AllocateExportableMemory(req.Size, 0, vk.ExternalMemoryOpaqueFD, buf)
+		} else {
+			mem, err = d.ImportMemoryFD(fd, req.Size, 0, buf)
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { d.FreeMemory(mem) })
+		require.NoError(t, d.BindBufferMemory(buf, mem, 0))
+		p, err := d.MapMemory(mem, 0, vk.WholeSize)
+		require.NoError(t, err)
+		t.Cleanup(func() { d.UnmapMemory(mem) })
+		return buf, mem, unsafeBytes(p, 4096)
+	}
+	_, mem, pa := alloc(a, -1)
+	fd, err := a.MemoryFD(mem)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, fd, 0)
+	copy(pa, "shared bytes")
+	_, _, pb := alloc(b, fd)
+	assert.Equal(t, "shared bytes", string(pb[:12]))
+}
+
+func unsafeBytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
