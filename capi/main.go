@@ -245,7 +245,7 @@ func vkflow_tensor_new(h C.vkflow_manager, dtype *C.char, ndim C.int32_t, shape 
 		}
 		dims[i] = int(s)
 	}
-	t, err := tensor.New(m, dt, dims, tensor.In(tensor.Memory(memory)))
+	t, err := tensor.New(m, dt, dims, memoryOption(memory))
 	if err != nil {
 		return fail(err)
 	}

@@ -73,8 +73,13 @@ int vkflow_manager_mem_stats(vkflow_manager m, int64_t *allocations, int64_t *bl
  * goes to buf. */
 int64_t vkflow_validation_messages(char *buf, size_t n);
 
-/* Memory kinds. */
-enum { VKFLOW_MEMORY_DEVICE = 0, VKFLOW_MEMORY_HOST = 1, VKFLOW_MEMORY_STORAGE = 2 };
+/* Memory kinds. VKFLOW_MEMORY_EXPORTABLE makes a Device tensor with a
+ * dedicated VkDeviceMemory of its own that vkflow_tensor_export_memory can
+ * export (tensor.Exportable(); vkflow_tensor_info reports it as
+ * VKFLOW_MEMORY_DEVICE). Without VK_KHR_external_memory_fd it is
+ * VKFLOW_ERR_UNSUPPORTED naming the extension. */
+enum { VKFLOW_MEMORY_DEVICE = 0, VKFLOW_MEMORY_HOST = 1, VKFLOW_MEMORY_STORAGE = 2,
+       VKFLOW_MEMORY_EXPORTABLE = 3 };
 
 /* Creates a tensor of dtype ("float32", "int32", "uint8", "float16",
  * "bool", ...; the names of vkflow's dtypes) and shape. data (nbytes, which
@@ -94,6 +99,51 @@ int vkflow_tensor_info(vkflow_tensor t, char *dtype, size_t dtype_len, int32_t *
 /* The (device_type, device_id) a default export produces:
  * (kDLCPU 1, 0) when host access is zero-copy, else (kDLVulkan 7, device index). */
 int vkflow_tensor_dlpack_device(vkflow_tensor t, int32_t *device_type, int32_t *device_id);
+
+/* External memory (docs/INTEROP.md): a tensor's memory as an opaque file
+ * descriptor (VK_KHR_external_memory_fd), for another Manager, another
+ * process or CUDA to import without a copy.
+ *
+ * Layout (72 bytes, no implicit padding; the same fields, in the same
+ * order after an 8-byte magic, as the wire form of Go's
+ * interop.SendHandle):
+ *   size         the allocation's size in bytes
+ *   offset       where the tensor's bytes start in it (0 for vkflow's exports)
+ *   bytes        the exported tensor's size in bytes
+ *   fd           the opaque fd (-1: none)
+ *   memory_type  the exporting device's memory type index (an import uses it)
+ *   dedicated    1: the allocation is dedicated to one buffer (always, for
+ *                vkflow's exports); an import must be dedicated too
+ *   reserved     0
+ *   device_uuid, driver_uuid  VkPhysicalDeviceIDProperties of the exporting
+ *                device; an import needs both to equal the importing one's */
+typedef struct {
+	uint64_t size;
+	uint64_t offset;
+	uint64_t bytes;
+	int32_t fd;
+	uint32_t memory_type;
+	int32_t dedicated;
+	uint32_t reserved;
+	uint8_t device_uuid[16];
+	uint8_t driver_uuid[16];
+} vkflow_memory_handle;
+
+/* Exports the memory of t (made with VKFLOW_MEMORY_EXPORTABLE, else
+ * VKFLOW_ERR_INVALID) into *out. Each call returns a new fd, which the caller
+ * owns: close it, or hand it to vkflow_tensor_import_memory (or to CUDA).
+ * The memory lives as long as any side holds it: closing t or its Manager
+ * later does not invalidate an importer's tensor. */
+int vkflow_tensor_export_memory(vkflow_tensor t, vkflow_memory_handle *out);
+/* Imports exported memory into Manager m as a Device tensor of dtype and
+ * shape (as vkflow_tensor_new). It checks first that h's UUIDs are m's
+ * device's (VKFLOW_ERR_INVALID naming both), that dtype x shape fits
+ * h->bytes at h->offset within h->size, and that the memory type exists.
+ * It always consumes h->fd, on success and on failure: the caller never
+ * touches it again. Nothing orders the two sides' reads and writes: use a
+ * timeline or a host relay. */
+int vkflow_tensor_import_memory(vkflow_manager m, vkflow_memory_handle *h, char *dtype, int32_t ndim,
+				int64_t *shape, vkflow_tensor *out);
 
 /* Sequences. queue is a logical queue index. */
 int vkflow_sequence_new(vkflow_manager m, int32_t queue, vkflow_sequence *out);
@@ -120,6 +170,16 @@ int vkflow_timeline_signal(vkflow_timeline tl, uint64_t value);
 int vkflow_timeline_wait(vkflow_timeline tl, uint64_t value, int64_t timeout_ns);
 /* The timeline's VkSemaphore, for consumers on the same VkDevice. */
 int vkflow_timeline_semaphore(vkflow_timeline tl, uint64_t *semaphore);
+/* Shared timelines (VK_KHR_external_semaphore_fd). new_exportable creates a
+ * timeline that export_fd can export as a new opaque fd, which the caller
+ * owns; import_fd imports one into a new timeline of m, consuming fd on
+ * success and on failure. Submits that wait on a shared timeline go to the
+ * driver at once: the other side must signal what they wait for. Where the
+ * device cannot share timeline semaphores (lavapipe), each returns
+ * VKFLOW_ERR_UNSUPPORTED naming VK_KHR_external_semaphore_fd. */
+int vkflow_timeline_new_exportable(vkflow_manager m, uint64_t initial, vkflow_timeline *out);
+int vkflow_timeline_export_fd(vkflow_timeline tl, int32_t *fd);
+int vkflow_timeline_import_fd(vkflow_manager m, int32_t fd, vkflow_timeline *out);
 
 /* Algorithms: compute pipelines bound to tensors, for graph dispatch nodes.
  * An algorithm holds a reference on its tensors until it is closed. */

@@ -47,6 +47,12 @@ type Options struct {
 	// tensor is ready, and the VulkanBuffer's ready point is this point.
 	// The zero value asks for none.
 	Consumer timeline.Point
+	// Stream is a kDLCUDA consumer's stream, as DLPack's stream argument
+	// says it: a CUstream / cudaStream_t handle, 1 for the legacy default
+	// stream (0 means the same), 2 for the per-thread default stream, -1
+	// for no synchronization. The stream waits on the GPU for the tensor's
+	// ready point (cuda.go).
+	Stream int64
 }
 
 // export is the producer's record of one managed tensor until its deleter
@@ -63,6 +69,8 @@ type export struct {
 	// that Import of this very export makes a view of the tensor's buffer
 	// rather than a second buffer over the same memory (ownHostExport).
 	host *core.Allocation
+	// cuda releases a kDLCUDA export's CUDA objects (cuda.go), or nil.
+	cuda func()
 }
 
 // live maps each managed tensor not yet deleted to its export. The deleter
@@ -102,6 +110,9 @@ func vkflowGoDLPackDeleted(p unsafe.Pointer) {
 }
 
 func (e *export) free() {
+	if e.cuda != nil {
+		e.cuda()
+	}
 	if e.copy != nil {
 		C.free(e.copy)
 	}
@@ -171,8 +182,10 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 		switch {
 		case target.Type == CPU && target.ID == 0:
 		case target.Type == Vulkan && target.ID == int32(d.Index):
+		case target.Type == CUDA:
+			return exportCUDA(ctx, d, t, opts, versioned, version, dt)
 		default:
-			return Managed{}, core.Unsupported("dlpack: Export: dl_device %v: vkflow exports to (kDLCPU, 0) or (kDLVulkan, %d)", target, d.Index)
+			return Managed{}, core.Unsupported("dlpack: Export: dl_device %v: vkflow exports to (kDLCPU, 0), (kDLVulkan, %d) or, where CUDA sees this device, (kDLCUDA, its ordinal)", target, d.Index)
 		}
 	}
 	if opts.Copy < CopyIfNeeded || opts.Copy > CopyNever {
@@ -349,13 +362,17 @@ func hostCopy(d *core.Device, t *tensor.Tensor, dst []byte) error {
 	return t.ReadBytes(dst)
 }
 
-// gpuCopy copies t into a new Storage tensor on the GPU, after t's pending
-// work (waited for on the host, since that work may be on any queue).
-func gpuCopy(ctx context.Context, d *core.Device, t *tensor.Tensor) (*tensor.Tensor, error) {
+// gpuCopy copies t into a new tensor (Storage unless opts say otherwise)
+// on the GPU, after t's pending work (waited for on the host, since that
+// work may be on any queue).
+func gpuCopy(ctx context.Context, d *core.Device, t *tensor.Tensor, opts ...tensor.Option) (*tensor.Tensor, error) {
 	if err := d.WaitUses(ctx, t.Object()); err != nil {
 		return nil, err
 	}
-	c, err := tensor.New(d, t.Dtype(), t.Shape(), tensor.In(tensor.Storage))
+	if len(opts) == 0 {
+		opts = []tensor.Option{tensor.In(tensor.Storage)}
+	}
+	c, err := tensor.New(d, t.Dtype(), t.Shape(), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type DeviceType int32
 // The device types vkflow produces or accepts (others are named in errors).
 const (
 	CPU    DeviceType = 1 // kDLCPU
+	CUDA   DeviceType = 2 // kDLCUDA: data is a CUDA device pointer (export only; cuda.go)
 	Vulkan DeviceType = 7 // kDLVulkan: data points to a VulkanBuffer
 )
 
@@ -34,6 +35,8 @@ func (t DeviceType) String() string {
 	switch t {
 	case CPU:
 		return "kDLCPU"
+	case CUDA:
+		return "kDLCUDA"
 	case Vulkan:
 		return "kDLVulkan"
 	}
