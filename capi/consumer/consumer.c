@@ -4,7 +4,8 @@
  * the lifetime rules (exported memory outlives the tensor and the Manager
  * until the deleter runs), memory accounting and the validation layer; and
  * a small graph on two queues, run from C; and operators (ops.c): a matmul
- * on buffers the program owns, a GLSL kernel registered and called by name.
+ * on buffers the program owns, a GLSL kernel registered and called by name;
+ * and external memory shared by two Managers (interop_case).
  *
  * Prints "consumer: OK" and exits 0, or prints each failed check and exits 1.
  * Build and run: capi/consumer/build_and_run.sh [directory of libvkflow.so]
@@ -218,6 +219,67 @@ done:
 	ok(vkflow_manager_close(m), "vkflow_manager_close(graph)");
 }
 
+/* External memory: an exportable tensor of one Manager imported by another
+ * (the bytes written on one side are read on the other), a UUID mismatch,
+ * and a shared timeline, which lavapipe refuses (VKFLOW_ERR_UNSUPPORTED).
+ * Every exported fd is handed to an import, which consumes it. */
+static void interop_case(void)
+{
+	enum { IN = 256 };
+	_Static_assert(sizeof(vkflow_memory_handle) == 72, "vkflow_memory_handle layout");
+	vkflow_manager a = 0, b = 0;
+	vkflow_tensor x = 0, y = 0, z = 0;
+	vkflow_timeline tl = 0;
+	static float data[IN], got[IN];
+	for (int i = 0; i < IN; i++)
+		data[i] = (float)i * 0.25f;
+	int64_t shape[1] = {IN};
+	if (!ok(vkflow_manager_new(-1, VKFLOW_VALIDATION, &a), "vkflow_manager_new") ||
+	    !ok(vkflow_manager_new(-1, VKFLOW_VALIDATION, &b), "vkflow_manager_new"))
+		goto done;
+	if (!ok(vkflow_tensor_new(a, "float32", 1, shape, data, sizeof data, VKFLOW_MEMORY_EXPORTABLE, &x),
+		"vkflow_tensor_new exportable"))
+		goto done;
+	vkflow_memory_handle h;
+	if (!ok(vkflow_tensor_export_memory(x, &h), "vkflow_tensor_export_memory"))
+		goto done;
+	CHECK(h.fd >= 0 && h.bytes == sizeof data && h.size >= h.offset + h.bytes && h.dedicated == 1,
+	      "handle fd %d bytes %llu size %llu dedicated %d", (int)h.fd, (unsigned long long)h.bytes,
+	      (unsigned long long)h.size, (int)h.dedicated);
+	if (!ok(vkflow_tensor_import_memory(b, &h, "float32", 1, shape, &y), "vkflow_tensor_import_memory"))
+		goto done;
+	if (ok(vkflow_tensor_read(y, got, sizeof got), "vkflow_tensor_read"))
+		CHECK(memcmp(got, data, sizeof data) == 0, "imported bytes differ from the exported ones");
+
+	if (!ok(vkflow_tensor_export_memory(x, &h), "vkflow_tensor_export_memory"))
+		goto done;
+	h.device_uuid[0] ^= 0xFF;
+	int rc = vkflow_tensor_import_memory(b, &h, "float32", 1, shape, &z);
+	CHECK(rc == VKFLOW_ERR_INVALID, "import with another device's UUID returned %d, want %d", rc,
+	      VKFLOW_ERR_INVALID);
+
+	rc = vkflow_timeline_new_exportable(a, 0, &tl);
+	if (rc == VKFLOW_ERR_UNSUPPORTED) {
+		char msg[512];
+		vkflow_last_error(msg, sizeof msg);
+		CHECK(strstr(msg, "VK_KHR_external_semaphore_fd") != NULL,
+		      "unsupported timeline export does not name the extension: %s", msg);
+	} else if (ok(rc, "vkflow_timeline_new_exportable")) {
+		int32_t fd = -1;
+		vkflow_timeline other = 0;
+		if (ok(vkflow_timeline_export_fd(tl, &fd), "vkflow_timeline_export_fd") &&
+		    ok(vkflow_timeline_import_fd(b, fd, &other), "vkflow_timeline_import_fd"))
+			vkflow_timeline_close(other);
+	}
+done:
+	vkflow_timeline_close(tl);
+	vkflow_tensor_close(z);
+	vkflow_tensor_close(y);
+	vkflow_tensor_close(x);
+	ok(vkflow_manager_close(b), "vkflow_manager_close");
+	ok(vkflow_manager_close(a), "vkflow_manager_close");
+}
+
 int main(void)
 {
 	vkflow_manager m = 0;
@@ -319,6 +381,7 @@ out:
 
 	graph_case();
 	ops_case();
+	interop_case();
 
 	char text[1024] = "";
 	int64_t msgs = vkflow_validation_messages(text, sizeof text);

@@ -70,6 +70,15 @@ each node reads and writes and returns an :class:`Exec` that replays on one or
 more queues. Upload and download nodes use NumPy arrays as host buffers, read
 and written by every run.
 
+Interop (docs/INTEROP.md): ``memory="exportable"`` tensors export their memory
+as an opaque fd (``Tensor.export_memory()`` gives a :class:`MemoryHandle`; the
+caller owns its fd) that ``Manager.import_memory(handle, dtype, shape)``
+imports without a copy, in this process or another one (:func:`send_handle`
+and :func:`recv_handle` move a handle over a Unix socket); an import always
+consumes the fd. ``Manager.timeline(exportable=True)``, ``Timeline.export_fd``
+and ``Manager.import_timeline`` share timelines where the device can
+(UnsupportedError on lavapipe).
+
 Errors: the library's negative codes become ``ValueError`` (invalid argument),
 ``ClosedError`` (use after close), ``UnsupportedError`` (``BufferError`` from
 ``__dlpack__`` and ``from_dlpack``), ``PendingError`` (a run is still in
@@ -92,7 +101,7 @@ __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
     "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "DLPACK_TIMEOUT",
     "library_path", "Algorithm", "Graph", "Node", "Exec", "Run", "asarray", "default_device",
-    "CopyError",
+    "CopyError", "MemoryHandle", "send_handle", "recv_handle",
 ]
 
 #: Seconds a DLPack export or import may wait for pending GPU work.
@@ -132,7 +141,7 @@ class DLDeviceType(enum.IntEnum):
 
 
 _MEMORY = {"device": _lib.MEMORY_DEVICE, "host": _lib.MEMORY_HOST,
-           "storage": _lib.MEMORY_STORAGE}
+           "storage": _lib.MEMORY_STORAGE, "exportable": _lib.MEMORY_EXPORTABLE}
 _MEMORY_NAMES = {v: k for k, v in _MEMORY.items()}
 
 _DTYPE_SIZES = {
@@ -395,7 +404,9 @@ class Manager(_Handle):
         is given; other data defaults to float32.
 
         ``memory`` is "device" (device-local, mapped where the device allows),
-        "host" (host-visible, coherent) or "storage" (GPU only).
+        "host" (host-visible, coherent), "storage" (GPU only) or "exportable"
+        (device memory of its own that :meth:`Tensor.export_memory` can export;
+        the tensor's ``memory`` reads "device").
         """
         L = _lib.lib()
         mem = _memory_kind(memory)
@@ -429,11 +440,31 @@ class Manager(_Handle):
         _check(_lib.lib().sequence_new(self._h(), int(queue), byref(h)))
         return self._adopt(Sequence(self, h.value))
 
-    def timeline(self, initial=0):
-        """Creates a Timeline (a timeline semaphore) starting at ``initial``."""
+    def timeline(self, initial=0, exportable=False):
+        """Creates a Timeline (a timeline semaphore) starting at ``initial``.
+        ``exportable=True`` makes one that :meth:`Timeline.export_fd` can
+        share (UnsupportedError where the device lacks
+        VK_KHR_external_semaphore_fd, as lavapipe does)."""
+        if exportable:
+            return _interop.new_exportable_timeline(self, initial)
         h = c_uint64()
         _check(_lib.lib().timeline_new(self._h(), int(initial), byref(h)))
         return self._adopt(Timeline(self, h.value))
+
+    def import_memory(self, handle, dtype, shape):
+        """Imports exported memory (a :class:`MemoryHandle`, from
+        :meth:`Tensor.export_memory` here or in another process) as a tensor
+        of ``dtype`` and ``shape`` on this Manager, without a copy. Consumes
+        ``handle.fd`` whatever happens. ValueError when the handle is of
+        another device (UUIDs) or too small for dtype and shape. Nothing
+        orders the two sides' reads and writes: use a timeline or a host relay."""
+        return _interop.import_memory(self, handle, dtype, shape)
+
+    def import_timeline(self, fd):
+        """Imports an exported timeline's fd (:meth:`Timeline.export_fd`) as
+        a new shared Timeline of this Manager; consumes ``fd`` whatever happens.
+        UnsupportedError where the device cannot share timelines."""
+        return _interop.import_timeline(self, fd)
 
     def from_dlpack(self, x, copy=None):
         """Same as ``vkflow.from_dlpack(x, self, copy=copy)``."""
@@ -560,6 +591,13 @@ class Tensor(_Handle):
         """Releases the tensor. Its memory is freed once no submitted work and
         no DLPack export uses it any more. Idempotent."""
         _Handle.close(self)
+
+    def export_memory(self):
+        """Exports the tensor's memory (made with memory="exportable") as a
+        :class:`MemoryHandle` holding a new fd, which the caller owns: close
+        it (``os.close``) or hand it to :meth:`Manager.import_memory`. The
+        memory lives as long as any side holds it."""
+        return _interop.export_memory(self)
 
     def read(self):
         """Returns a new NumPy array holding a copy of the tensor. It does not
@@ -735,6 +773,12 @@ class Timeline(_Handle):
         _check(_lib.lib().timeline_wait(self._h(), int(value), _ns(timeout)))
         return self
 
+    def export_fd(self):
+        """Exports a timeline made with ``exportable=True`` as a new opaque
+        fd, which the caller owns. UnsupportedError where the device cannot
+        share timelines (lavapipe)."""
+        return _interop.export_timeline(self)
+
     @property
     def semaphore(self):
         """The VkSemaphore handle, for consumers on the same VkDevice."""
@@ -799,3 +843,5 @@ def _consume(capsule):
 from ._graph import Algorithm, Exec, Graph, Node, Run  # noqa: E402
 from ._array import CopyError, asarray, default_device, from_dlpack  # noqa: E402
 from . import ops  # noqa: E402,F401
+from . import _interop  # noqa: E402
+from ._interop import MemoryHandle, recv_handle, send_handle  # noqa: E402

@@ -36,6 +36,7 @@ VALIDATION = 1
 MEMORY_DEVICE = 0
 MEMORY_HOST = 1
 MEMORY_STORAGE = 2
+MEMORY_EXPORTABLE = 3  # Device memory that vkflow_tensor_export_memory can export
 
 # DLPack copy modes.
 COPY_IF_NEEDED = 0
@@ -49,6 +50,17 @@ CAPSULE_USED_LEGACY = 2
 CAPSULE_USED_VERSIONED = 3
 
 MAX_NDIM = 32  # vkflow_tensor_info fills at most 32 shape entries
+
+
+class MemoryHandleC(ctypes.Structure):
+    """vkflow_memory_handle (capi/vkflow.h): 72 bytes, no implicit padding."""
+    _fields_ = [("size", c_uint64), ("offset", c_uint64), ("bytes", c_uint64),
+                ("fd", c_int32), ("memory_type", c_uint32), ("dedicated", c_int32),
+                ("reserved", c_uint32), ("device_uuid", ctypes.c_uint8 * 16),
+                ("driver_uuid", ctypes.c_uint8 * 16)]
+
+
+assert ctypes.sizeof(MemoryHandleC) == 72
 
 _p_u64 = POINTER(c_uint64)
 _p_i64 = POINTER(c_int64)
@@ -82,6 +94,12 @@ _PROTOTYPES = {
     "vkflow_timeline_signal": (c_int, (c_uint64, c_uint64)),
     "vkflow_timeline_wait": (c_int, (c_uint64, c_uint64, c_int64)),
     "vkflow_timeline_semaphore": (c_int, (c_uint64, _p_u64)),
+    "vkflow_tensor_export_memory": (c_int, (c_uint64, POINTER(MemoryHandleC))),
+    "vkflow_tensor_import_memory": (c_int, (c_uint64, POINTER(MemoryHandleC), c_char_p, c_int32,
+                                            _p_i64, _p_u64)),
+    "vkflow_timeline_new_exportable": (c_int, (c_uint64, c_uint64, _p_u64)),
+    "vkflow_timeline_export_fd": (c_int, (c_uint64, _p_i32)),
+    "vkflow_timeline_import_fd": (c_int, (c_uint64, c_int32, _p_u64)),
     "vkflow_manager_new_queues": (c_int, (c_int32, c_uint32, c_int32, c_int32, _p_u64)),
     "vkflow_manager_queue_count": (c_int, (c_uint64, _p_i32)),
     "vkflow_kernel_new": (c_int, (c_uint64, c_char_p, c_uint64, c_uint64, c_uint64, _p_u64)),
