@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/internal/testutil"
+	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/timeline"
 )
 
@@ -55,4 +56,19 @@ func TestManagerCloseDuringWait(t *testing.T) {
 		require.NoError(t, m.Close())
 		assert.ErrorIs(t, <-done, vkflow.ErrClosed)
 	}
+}
+
+// A submit that waits on a closed timeline and signals none is refused
+// with ErrClosed, holding nothing (the scheduler's reference taking once
+// indexed the empty signal list here).
+func TestSubmitWaitOnClosedTimelineNoSignals(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	tl, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	s, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, tl.Close())
+	err = s.Submit(context.Background(), sequence.Wait(tl, 1)).Err()
+	require.ErrorIs(t, err, vkflow.ErrClosed)
 }

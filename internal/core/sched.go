@@ -185,23 +185,20 @@ func (d *Device) Schedule(s *Submission) error {
 // their use). It fails with ErrClosed, holding nothing, when one is
 // closed.
 func (s *Submission) hold() error {
-	for _, ps := range [2][]Point{s.Waits, s.Signals} {
-		for i, p := range ps {
-			if p.TL.obj != nil && !p.TL.obj.TryAcquire() {
-				s.unholdUpTo(ps, i)
-				return Closed("timeline")
-			}
+	for i, p := range s.Waits {
+		if p.TL.obj != nil && !p.TL.obj.TryAcquire() {
+			s.releaseTimelines(s.Waits[:i])
+			return Closed("timeline")
+		}
+	}
+	for i, p := range s.Signals {
+		if p.TL.obj != nil && !p.TL.obj.TryAcquire() {
+			s.releaseTimelines(s.Waits)
+			s.releaseTimelines(s.Signals[:i])
+			return Closed("timeline")
 		}
 	}
 	return nil
-}
-
-// unholdUpTo drops the references hold took, up to ps[i] (exclusive).
-func (s *Submission) unholdUpTo(ps []Point, i int) {
-	if &ps[0] == &s.Signals[0] {
-		s.releaseTimelines(s.Waits)
-	}
-	s.releaseTimelines(ps[:i])
 }
 
 // unhold drops every reference hold took.
