@@ -15,7 +15,6 @@ import (
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
-	"github.com/vkflow/vkflow/vk"
 )
 
 // HostAliasError is the reason a host range that overlaps a live zero-copy
@@ -137,7 +136,7 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 			// A range a live import of this device starts with becomes a
 			// view of it (one VkBuffer, so one buffer to the barriers);
 			// any other overlap with one needs a copy (HostAliasError).
-			a, drop, ierr := d.ImportHostShared(p, n, usage, release)
+			a, drop, ierr := d.ImportHostShared(p, n, core.TensorUsage, release)
 			if ierr == nil {
 				t, err := tensor.Adopt(d, a, dtype, shape, readOnly, drop)
 				if err != nil {
@@ -214,8 +213,6 @@ func ownHostExport(m Managed, d *core.Device, p unsafe.Pointer, n uint64) *core.
 	}
 	return e.host.Prefix(n)
 }
-
-const usage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
 
 // parse validates a DLTensor's dtype, shape and strides. compact reports
 // row-major contiguous data (strides NULL, or equal to the row-major ones

@@ -8,7 +8,6 @@ import (
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"
-	"github.com/vkflow/vkflow/vk"
 )
 
 // Owner is what Import and ImportTimeline take: a *vkflow.Manager.
@@ -60,10 +59,10 @@ func Supported(o Owner) error {
 	if err != nil {
 		return err
 	}
-	if err := d.MemorySupport(usage, false); err != nil {
+	if err := d.MemorySupport(core.TensorUsage, false); err != nil {
 		return err
 	}
-	return d.MemorySupport(usage, true)
+	return d.MemorySupport(core.TensorUsage, true)
 }
 
 // TimelinesSupported returns nil when the owner's device can export and
@@ -77,12 +76,6 @@ func TimelinesSupported(o Owner) error {
 	}
 	return d.TimelineSupport()
 }
-
-// The buffer behind a tensor, as tensor.New creates it: an importer
-// creates the same, as Vulkan requires for dedicated allocations.
-const usage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
-
-func bufferSize(n uint64) uint64 { return max((n+3)&^3, 4) }
 
 // Export exports t's memory as a new opaque fd. t must have been created
 // with tensor.Exportable(). Each call returns a new fd, which the caller
@@ -145,7 +138,7 @@ func Import(o Owner, h MemoryHandle, dtype tensor.Dtype, shape []int) (*tensor.T
 			dtype, shape, n, h.Bytes, h.Offset, h.Size)
 	}
 	a, err := d.ImportFD(core.ExternalMemory{FD: h.FD, Size: h.Size, Offset: h.Offset, MemoryType: h.MemoryType,
-		Dedicated: h.Dedicated, DeviceUUID: h.DeviceUUID, DriverUUID: h.DriverUUID}, bufferSize(h.Bytes), usage)
+		Dedicated: h.Dedicated, DeviceUUID: h.DeviceUUID, DriverUUID: h.DriverUUID}, core.TensorBufferSize(h.Bytes), core.TensorUsage)
 	if err != nil {
 		return nil, fmt.Errorf("Import: %w", err)
 	}

@@ -128,16 +128,6 @@ func MaxBytes(d *core.Device) uint64 {
 	return limit
 }
 
-// usage is the usage of every tensor's buffer (package interop creates
-// importing buffers with the same).
-const usage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
-
-// bufferSize returns the size of the buffer behind a tensor of n bytes:
-// padded to 4 bytes so that Fill covers every element, and 4 bytes for an
-// empty tensor, so that it can be bound (package interop computes the
-// same).
-func bufferSize(n uint64) uint64 { return max((n+3)&^3, 4) }
-
 // featureFor returns the device feature a dtype's storage needs, if any.
 func featureFor(d Dtype, f vk.Features) (string, bool) {
 	switch d {
@@ -203,7 +193,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if op.exportable {
 		alloc = d.AllocExportable
 	}
-	a, err := alloc(op.mem, bufferSize(size), usage)
+	a, err := alloc(op.mem, core.TensorBufferSize(size), core.TensorUsage)
 	if err != nil {
 		return nil, err
 	}

@@ -489,3 +489,13 @@ func (m *allocator) destroy() {
 	}
 	m.destroyZeroer()
 }
+
+// TensorUsage is the usage of every tensor's buffer. Importers create
+// their buffers with it too: a dedicated import needs a buffer identical to
+// the exporter's.
+const TensorUsage = vk.BufferUsageStorage | vk.BufferUsageTransferSrc | vk.BufferUsageTransferDst
+
+// TensorBufferSize returns the size of the buffer behind a tensor of n
+// bytes: padded to 4 bytes so that Fill covers every element, and 4 bytes
+// for an empty tensor, so that it can be bound.
+func TensorBufferSize(n uint64) uint64 { return max((n+3)&^3, 4) }
