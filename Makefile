@@ -117,6 +117,7 @@ bench: deps
 	bench/run.sh
 	bench/ops.sh
 	bench/interop.sh
+	bench/eager.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

@@ -296,6 +296,11 @@ func (m *Manager) Features() vk.Features { return m.dev.Features }
 // MemStats returns the memory allocator's counters.
 func (m *Manager) MemStats() core.MemStats { return m.dev.MemStats() }
 
+// OpCacheStats returns the counters of the Manager's eager op streams
+// (package ops): prepared-op cache hits, misses, evictions and entries,
+// eager submits, and host waits inside eager calls.
+func (m *Manager) OpCacheStats() core.OpCacheStats { return m.dev.OpCacheStats() }
+
 // Close waits for submitted work (up to WithCloseTimeout), closes every
 // sequence, algorithm, tensor and timeline created from the Manager in that
 // order, then the device and the instance. Further calls return nil. If the

@@ -330,6 +330,24 @@ func (a *Algorithm) Bind(ts ...*tensor.Tensor) error {
 	return a.bind(ts)
 }
 
+// Unbind drops the bound tensors and the references the algorithm holds on
+// them, so that an algorithm kept for later reuse (package ops' cache of
+// prepared ops) does not keep their memory alive. Dispatches recorded
+// before keep their own references. Bind again before recording a
+// dispatch: recording an unbound algorithm fails.
+func (a *Algorithm) Unbind() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	old := a.tensors
+	a.tensors = nil
+	a.mu.Unlock()
+	for _, t := range old {
+		t.Object().Release()
+	}
+}
+
 func (a *Algorithm) usable() error {
 	if a == nil {
 		return core.Invalid("nil algorithm")

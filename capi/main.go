@@ -285,11 +285,14 @@ func vkflow_tensor_read(h C.vkflow_tensor, dst unsafe.Pointer, nbytes C.uint64_t
 	if uint64(nbytes) != t.Bytes() {
 		return invalid("vkflow_tensor_read: %d bytes from a %d-byte tensor", uint64(nbytes), t.Bytes())
 	}
+	// Bounded like every wait without a caller's timeout: the close timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
+	defer cancel()
+	if err := t.Wait(ctx); err != nil {
+		return fail(err)
+	}
 	if t.Memory() == tensor.Storage {
 		// Storage has no host access of its own; a host copy does.
-		// Bounded like every wait without a caller's timeout: the close timeout.
-		ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
-		defer cancel()
 		mt, err := dlpack.Export(ctx, t, dlpack.Options{Device: &dlpack.Device{Type: dlpack.CPU}})
 		if err != nil {
 			return fail(err)
@@ -309,6 +312,12 @@ func vkflow_tensor_write(h C.vkflow_tensor, src unsafe.Pointer, nbytes C.uint64_
 	}
 	if src == nil {
 		return invalid("vkflow_tensor_write: NULL source")
+	}
+	// Queued work that reads or writes the tensor completes first.
+	ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
+	defer cancel()
+	if err := t.Wait(ctx); err != nil {
+		return fail(err)
 	}
 	return fail(t.WriteBytes(unsafe.Slice((*byte)(src), int(nbytes))))
 }

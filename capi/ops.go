@@ -10,7 +10,6 @@ package main
 import "C"
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -47,40 +46,63 @@ func opTensors(what string, p *C.vkflow_tensor, n C.int32_t, allowZero bool) ([]
 	return ts, nil
 }
 
-//export vkflow_op_call
-func vkflow_op_call(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char) C.int {
+// opArgs looks up the arguments of the vkflow_op_call functions.
+func opArgs(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char) (*ops.Stream, []*tensor.Tensor, []*tensor.Tensor, ops.Attrs, error) {
+	var at ops.Attrs
 	m, err := lookup[*vkflow.Manager](h, "Manager")
 	if err != nil {
-		return fail(err)
+		return nil, nil, nil, at, err
 	}
 	if name == nil {
-		return invalid("vkflow_op_call: name is NULL")
+		return nil, nil, nil, at, fmt.Errorf("%w: vkflow_op_call: name is NULL", vkflow.ErrInvalid)
 	}
 	ins, err := opTensors("inputs", in, nIn, false)
 	if err != nil {
-		return fail(err)
+		return nil, nil, nil, at, err
 	}
 	outs, err := opTensors("outputs", out, nOut, true)
 	if err != nil {
-		return fail(err)
+		return nil, nil, nil, at, err
 	}
-	var at ops.Attrs
 	if attrsJSON != nil {
 		if at, err = ops.ParseAttrs([]byte(C.GoString(attrsJSON))); err != nil {
-			return fail(err)
+			return nil, nil, nil, at, err
 		}
 	}
-	d, err := core.From(m)
+	s, err := ops.DefaultStream(m)
+	return s, ins, outs, at, err
+}
+
+// opCall queues the op on the Manager's default stream and, when wait,
+// waits for its outputs (ctx bounds the wait). New outputs go to the 0
+// slots of out; on an error the slots are left alone and new outputs are
+// closed (freed once the GPU is done with them).
+func opCall(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char, wait bool, timeout C.int64_t) C.int {
+	s, ins, outs, at, err := opArgs(h, name, in, nIn, out, nOut, attrsJSON)
 	if err != nil {
 		return fail(err)
 	}
-	// Bounded like every wait without a caller's timeout: the Manager's
-	// close timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
-	defer cancel()
-	res, err := ops.Call(ctx, m, C.GoString(name), ins, outs, at)
+	res, err := s.Call(C.GoString(name), ins, outs, at)
 	if err != nil {
 		return fail(err)
+	}
+	made := func(i int) bool { return i >= len(outs) || outs[i] == nil }
+	if wait {
+		ctx, cancel := timeoutCtx(timeout)
+		defer cancel()
+		for _, t := range res {
+			if err = t.Wait(ctx); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			for i, t := range res {
+				if made(i) {
+					_ = t.Close()
+				}
+			}
+			return fail(fmt.Errorf("ops.%s: %w", C.GoString(name), err))
+		}
 	}
 	slots := unsafe.Slice(out, int(nOut))
 	for i, t := range res {
@@ -92,6 +114,71 @@ func vkflow_op_call(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C
 			slots[i] = newHandle(t)
 		}
 	}
+	return C.VKFLOW_OK
+}
+
+//export vkflow_op_call
+func vkflow_op_call(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char) C.int {
+	// Bounded like every wait without a caller's timeout: the Manager's
+	// close timeout.
+	timeout := C.int64_t(-1)
+	if m, err := lookup[*vkflow.Manager](h, "Manager"); err == nil {
+		if d, err := core.From(m); err == nil {
+			timeout = C.int64_t(d.WaitTimeout)
+		}
+	}
+	return opCall(h, name, in, nIn, out, nOut, attrsJSON, true, timeout)
+}
+
+//export vkflow_op_call_timeout
+func vkflow_op_call_timeout(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char, timeout C.int64_t) C.int {
+	return opCall(h, name, in, nIn, out, nOut, attrsJSON, true, timeout)
+}
+
+//export vkflow_op_call_async
+func vkflow_op_call_async(h C.vkflow_manager, name *C.char, in *C.vkflow_tensor, nIn C.int32_t, out *C.vkflow_tensor, nOut C.int32_t, attrsJSON *C.char) C.int {
+	return opCall(h, name, in, nIn, out, nOut, attrsJSON, false, -1)
+}
+
+//export vkflow_synchronize
+func vkflow_synchronize(h C.vkflow_manager, timeout C.int64_t) C.int {
+	m, err := lookup[*vkflow.Manager](h, "Manager")
+	if err != nil {
+		return fail(err)
+	}
+	s, err := ops.DefaultStream(m)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := timeoutCtx(timeout)
+	defer cancel()
+	return fail(s.Synchronize(ctx))
+}
+
+//export vkflow_tensor_wait
+func vkflow_tensor_wait(h C.vkflow_tensor, timeout C.int64_t) C.int {
+	t, err := lookup[*tensor.Tensor](h, "tensor")
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := timeoutCtx(timeout)
+	defer cancel()
+	return fail(t.Wait(ctx))
+}
+
+//export vkflow_op_cache_stats
+func vkflow_op_cache_stats(h C.vkflow_manager, out *C.vkflow_op_stats) C.int {
+	m, err := lookup[*vkflow.Manager](h, "Manager")
+	if err != nil {
+		return fail(err)
+	}
+	if out == nil {
+		return invalid("vkflow_op_cache_stats: NULL output")
+	}
+	st := m.OpCacheStats()
+	*out = C.vkflow_op_stats{hits: C.uint64_t(st.Hits), misses: C.uint64_t(st.Misses),
+		evictions: C.uint64_t(st.Evictions), entries: C.int64_t(st.Entries),
+		submits: C.uint64_t(st.Submits), host_waits: C.uint64_t(st.HostWaits)}
 	return C.VKFLOW_OK
 }
 

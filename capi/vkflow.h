@@ -88,8 +88,11 @@ enum { VKFLOW_MEMORY_DEVICE = 0, VKFLOW_MEMORY_HOST = 1, VKFLOW_MEMORY_STORAGE =
 int vkflow_tensor_new(vkflow_manager m, char *dtype, int32_t ndim, int64_t *shape,
 		      void *data, uint64_t nbytes, int32_t memory, vkflow_tensor *out);
 int vkflow_tensor_close(vkflow_tensor t);
-/* Copies the tensor's bytes out (nbytes must equal its size). Does not
- * wait for GPU work: evaluate or wait first. */
+/* Copies the tensor's bytes out (nbytes must equal its size), after
+ * waiting for the GPU work submitted on it (ops, sequences, graph runs):
+ * up to the Manager's close timeout. vkflow_tensor_write waits the same
+ * way before it copies in, so a queued op never sees a half-written
+ * input. Submits held back on an unsignalled timeline are not waited for. */
 int vkflow_tensor_read(vkflow_tensor t, void *dst, uint64_t nbytes);
 int vkflow_tensor_write(vkflow_tensor t, void *src, uint64_t nbytes);
 /* dtype name into dtype (cap dtype_len); ndim; shape (cap 32 entries);
@@ -330,16 +333,44 @@ int vkflow_dlpack_import(vkflow_manager m, void *managed, int32_t versioned, int
 int vkflow_dlpack_import_copy(vkflow_manager m, void *managed, int32_t versioned, int32_t copy_mode,
 			      int64_t timeout_ns, vkflow_tensor *out, int32_t *copied);
 
+/* kDLCUDA (docs/INTEROP.md). vkflow_cuda_device stores the CUDA ordinal of
+ * the Manager's Vulkan device (matched by UUID; libcuda.so.1 is opened at
+ * run time): VKFLOW_ERR_UNSUPPORTED, saying which, without libcuda or a
+ * matching CUDA device. vkflow_dlpack_export_cuda exports t as kDLCUDA
+ * device device_id (that ordinal) without a copy where its memory is
+ * exportable (VKFLOW_MEMORY_EXPORTABLE), else through a GPU copy (refused
+ * with VKFLOW_COPY_NEVER). stream is DLPack's stream argument: a
+ * CUstream/cudaStream_t, 1 or 0 the legacy default stream, 2 the
+ * per-thread default stream, -1 none; the stream waits on the GPU for the
+ * tensor's ready point (or the export waits on the host where timelines
+ * cannot be shared with CUDA). The rest is as vkflow_dlpack_export. */
+int vkflow_cuda_device(vkflow_manager m, int32_t *ordinal);
+int vkflow_dlpack_export_cuda(vkflow_tensor t, int32_t max_major, int32_t max_minor, int32_t device_id,
+			      int32_t copy_mode, int64_t stream, int64_t timeout_ns, void **out,
+			      int32_t *versioned);
+
 /* Exports whose deleter has not run yet, across all Managers. */
 int64_t vkflow_dlpack_live(void);
 
 /* Operators (package ops) and their registry, shared with Go and Python.
  *
- * vkflow_op_call runs the op called name on the n_in tensors in and waits
- * (up to the Manager's close timeout). out holds n_out slots: a nonzero slot
+ * Eager calls: every op call goes to the Manager's default stream (Go:
+ * ops.DefaultStream): prepared ops are cached (by op, attributes, dtypes,
+ * shapes and aliasing; bounded LRU), and each call's GPU work is ordered
+ * after the earlier calls that wrote what it reads, or read or wrote what
+ * it writes, on the GPU. vkflow_op_call_async returns once the op is
+ * submitted; vkflow_op_call and vkflow_op_call_timeout also wait for the
+ * outputs (the first up to the Manager's close timeout, the second up to
+ * timeout ns, negative for none; VKFLOW_ERR_TIMEOUT then, with the op still
+ * queued and the slots untouched). vkflow_tensor_read and
+ * vkflow_tensor_write wait for the tensor's queued work themselves;
+ * vkflow_tensor_wait and vkflow_synchronize wait explicitly. Closing a
+ * tensor that queued calls still use is safe: it is freed after them.
+ *
+ * in holds n_in input tensors. out holds n_out slots: a nonzero slot
  * is an output the caller gives; a 0 slot receives a new tensor the op
  * allocated, which the caller owns (close it). Outputs beyond n_out are not
- * returned. attrs_json (NULL or "": none) holds the op's attributes:
+ * returned. On an error the slots are left alone. attrs_json (NULL or "": none) holds the op's attributes:
  * {"axes": [0, -1], "keepdims": true, "perm": [1, 0], "dtype": "float16",
  * "min": 0, "max": 6, "push": "<base64>", "groups": [4, 1, 1]}; unknown keys
  * are VKFLOW_ERR_INVALID. Inputs of different dtypes are an error (cast
@@ -347,6 +378,25 @@ int64_t vkflow_dlpack_live(void);
  * device cannot compute in VKFLOW_ERR_UNSUPPORTED, both naming it. */
 int vkflow_op_call(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
 		   int32_t n_out, char *attrs_json);
+int vkflow_op_call_timeout(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
+			   int32_t n_out, char *attrs_json, int64_t timeout);
+int vkflow_op_call_async(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
+			 int32_t n_out, char *attrs_json);
+/* Waits until every op queued on the Manager's default stream completed
+ * (timeout ns, negative for none). */
+int vkflow_synchronize(vkflow_manager m, int64_t timeout);
+/* Waits until every submitted GPU use of the tensor completed (ops,
+ * sequences, graph runs; timeout ns, negative for none). */
+int vkflow_tensor_wait(vkflow_tensor t, int64_t timeout);
+/* The Manager's eager op counters: prepared-op cache hits, misses,
+ * evictions and entries, eager submits, and host waits inside eager calls
+ * (back-pressure; reads are not counted). */
+typedef struct {
+	uint64_t hits, misses, evictions;
+	int64_t entries;
+	uint64_t submits, host_waits;
+} vkflow_op_stats;
+int vkflow_op_cache_stats(vkflow_manager m, vkflow_op_stats *out);
 /* Registers a compute kernel by name: GLSL source compiled now (a compile
  * error is VKFLOW_ERR_INVALID with the compiler's message and line in
  * vkflow_last_error), or a SPIR-V module (size bytes, copied). Its storage

@@ -12,6 +12,18 @@
 //
 //	outs, err := ops.Call(ctx, mgr, "add", []*tensor.Tensor{a, b}, nil, ops.Attrs{})
 //
+// Eager calls, as NumPy, CuPy or PyTorch users make them, go to a Stream
+// (DefaultStream: the Manager's own on queue 0, which the C API and Python
+// use). A call returns once it is submitted; the GPU orders it after the
+// calls that wrote its inputs, and the host waits only when it reads
+// (Tensor.Wait, Stream.Synchronize). Prepared ops are cached by op,
+// attributes, dtypes, shapes and aliasing, so a repeated call costs a bind
+// and a submit:
+//
+//	s, err := ops.DefaultStream(mgr)
+//	outs, err := s.Call("add", []*tensor.Tensor{a, b}, nil, ops.Attrs{})
+//	err = outs[0].Wait(ctx) // then read it on the host
+//
 // Outputs are given, or allocated when nil (the caller owns them). Inputs
 // of different dtypes are an error naming the dtypes, never a silent
 // conversion: cast first (Cast). A dtype an op does not take is an error
@@ -23,6 +35,6 @@
 // in memory and on disk.
 //
 // Ownership: an Op owns its pipelines, scratch buffers and the sequence
-// Run uses; its inputs and outputs belong to the caller. Close is
-// idempotent.
+// Run uses; its inputs and outputs belong to the caller. A Stream owns its
+// prepared ops and sequences. Close is idempotent.
 package ops

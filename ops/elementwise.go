@@ -84,15 +84,32 @@ var ewDefs = map[string]ewDef{
 	"tanh":          {1, floats, false, transcendental("tanh")},
 	"sigmoid":       {1, floats, false, transcendental("sigmoid")},
 	"relu":          {1, numeric, false, reluExpr},
+
+	// intdiv.go and bitwise.go.
+	"floor_divide":        {2, numeric, false, floorDivideExpr},
+	"remainder":           {2, numeric, false, remainderExpr},
+	"bitwise_and":         {2, integersBool, false, fixed("a0 & a1")},
+	"bitwise_or":          {2, integersBool, false, fixed("a0 | a1")},
+	"bitwise_xor":         {2, integersBool, false, fixed("a0 ^ a1")},
+	"bitwise_invert":      {1, integersBool, false, invertExpr},
+	"bitwise_left_shift":  {2, integers, false, shiftExpr(true)},
+	"bitwise_right_shift": {2, integers, false, shiftExpr(false)},
+	"logical_and":         {2, boolOnly, true, fixed("a0 & a1")},
+	"logical_or":          {2, boolOnly, true, fixed("a0 | a1")},
+	"logical_xor":         {2, boolOnly, true, fixed("a0 ^ a1")},
+	"logical_not":         {1, boolOnly, true, fixed("a0 ^ 1u")},
 }
 
 // dtype classes an op takes.
 type dtypeClass int
 
 const (
-	numeric  dtypeClass = iota // floats and integers, not bool
-	floats                     // float16, float32, float64
-	anyDtype                   // every dtype, bool included
+	numeric      dtypeClass = iota // floats and integers, not bool
+	floats                         // float16, float32, float64
+	anyDtype                       // every dtype, bool included
+	integers                       // the integer dtypes, not bool
+	integersBool                   // the integer dtypes and bool
+	boolOnly                       // bool
 )
 
 func (c dtypeClass) String() string {
@@ -101,6 +118,12 @@ func (c dtypeClass) String() string {
 		return "float16, float32, float64 and the integer dtypes"
 	case floats:
 		return "float16, float32 and float64; Cast an integer tensor to a float dtype first"
+	case integers:
+		return "the integer dtypes; Cast a float or bool tensor to an integer dtype first"
+	case integersBool:
+		return "bool and the integer dtypes; Cast a float tensor to an integer dtype first"
+	case boolOnly:
+		return "bool only; cast to bool first (Cast, or a comparison)"
 	}
 	return "every dtype"
 }
@@ -111,6 +134,12 @@ func (c dtypeClass) has(dt tensor.Dtype) bool {
 		return dt != tensor.Bool
 	case floats:
 		return isFloat(dt)
+	case integers:
+		return isSigned(dt) || isUnsigned(dt)
+	case integersBool:
+		return isSigned(dt) || isUnsigned(dt) || dt == tensor.Bool
+	case boolOnly:
+		return dt == tensor.Bool
 	}
 	return true
 }

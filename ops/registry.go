@@ -37,6 +37,15 @@ type Attrs struct {
 	// the kernel's local size x for one invocation per element of the
 	// first output.
 	Groups [3]uint32 `json:"groups,omitempty"`
+	// Shape, SrcOffset, SrcStrides, DstOffset and DstStrides describe
+	// strided_copy's views, in elements: the copied shape, and where
+	// element (i0, i1, ...) is in the source and in the destination
+	// (offset + sum of ik*stride[k]; nil strides: row-major contiguous).
+	Shape      []int `json:"shape,omitempty"`
+	SrcOffset  int   `json:"src_offset,omitempty"`
+	SrcStrides []int `json:"src_strides,omitempty"`
+	DstOffset  int   `json:"dst_offset,omitempty"`
+	DstStrides []int `json:"dst_strides,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
@@ -91,7 +100,17 @@ type entry struct {
 var registry = struct {
 	sync.RWMutex
 	m map[string]entry
+	// gen changes at every Register and Unregister, so that eager streams
+	// never reuse an op prepared from a kernel that was replaced.
+	gen uint64
 }{m: map[string]entry{}}
+
+// registryGen returns the registry's generation.
+func registryGen() uint64 {
+	registry.RLock()
+	defer registry.RUnlock()
+	return registry.gen
+}
 
 // builtin registers a built-in op; init functions call it.
 func builtin(name string, b Builder) {
@@ -121,6 +140,7 @@ func Register(name string, k Kernel) error {
 		return core.Invalid("ops.Register: %q is already registered", name)
 	}
 	registry.m[name] = entry{build: uk.build, kernel: uk}
+	registry.gen++
 	return nil
 }
 
@@ -137,6 +157,7 @@ func Unregister(name string) error {
 		return core.Invalid("ops.Unregister: %q is a built-in op", name)
 	}
 	delete(registry.m, name)
+	registry.gen++
 	return nil
 }
 

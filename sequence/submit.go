@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/timeline"
 	"github.com/vkflow/vkflow/vk"
 )
@@ -131,6 +132,7 @@ type SubmitOption func(*submitOpts) error
 type submitOpts struct {
 	waits, signals []timeline.Point
 	stage          uint32
+	after          []*tensor.Tensor
 }
 
 // Wait makes the submit wait, on the GPU, until t reaches v.
@@ -146,6 +148,23 @@ func Wait(t *timeline.Timeline, v uint64) SubmitOption {
 func Signal(t *timeline.Timeline, v uint64) SubmitOption {
 	return func(o *submitOpts) error {
 		o.signals = append(o.signals, timeline.Point{Timeline: t, Value: v})
+		return nil
+	}
+}
+
+// AfterUses makes the submit wait, on the GPU, for every use of ts that was
+// submitted on other queues before it (sequences, graph runs, eager ops),
+// without a timeline of the caller's. Uses on the submit's own queue need
+// no wait: the sequence's barriers order them. It is how work moves from
+// one queue to another without the host waiting.
+func AfterUses(ts ...*tensor.Tensor) SubmitOption {
+	return func(o *submitOpts) error {
+		for i, t := range ts {
+			if t == nil {
+				return core.Invalid("AfterUses: tensor %d is nil", i)
+			}
+		}
+		o.after = append(o.after, ts...)
 		return nil
 	}
 }
@@ -221,6 +240,14 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 		s.mu.Unlock()
 		return Pending{err: err}
 	}
+	var after []core.QueuePoint
+	if len(o.after) > 0 {
+		objs := make([]*core.Object, len(o.after))
+		for i, t := range o.after {
+			objs[i] = t.Object()
+		}
+		after = s.dev.UsesElsewhere(s.q, objs...)
+	}
 	cmd := s.submitCmd()
 	// The sequence stays alive while the submit is held; once released,
 	// its uses are marked with the queue value.
@@ -228,7 +255,7 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	s.inflight++
 	s.mu.Unlock()
 
-	sub := &core.Submission{Q: s.q, Cmd: cmd, Hazards: s.hz, Waits: waits, Signals: signals, Logical: s.queue}
+	sub := &core.Submission{Q: s.q, Cmd: cmd, Hazards: s.hz, Waits: waits, Signals: signals, After: after, Logical: s.queue}
 	sub.OnRelease = func(v uint64, err error) {
 		s.mu.Lock()
 		if err == nil {

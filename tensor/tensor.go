@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"unsafe"
@@ -415,6 +416,28 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 	default:
 		return t.dev.Download(a, 0, dst)
 	}
+}
+
+// Wait blocks until the GPU has finished every use of t submitted so far
+// (sequences, graph runs and eager ops that read or write it), or ctx
+// ends. Host reads after Wait see every write submitted before it. Submits
+// still held back by the scheduler (waiting on a timeline nobody has
+// signalled yet) are not submitted, so Wait does not cover them. The
+// accessors do not wait by themselves; eager ops (package ops), the C API's
+// reads and DLPack's host exports call Wait.
+func (t *Tensor) Wait(ctx context.Context) error {
+	if t == nil {
+		return core.Closed("tensor")
+	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.release()
+	if err := t.dev.Enter(); err != nil {
+		return err
+	}
+	defer t.dev.Exit()
+	return t.dev.WaitUses(ctx, &t.obj)
 }
 
 // Closed reports whether the tensor (or its Manager) is closed.

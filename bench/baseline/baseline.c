@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 /* ------------------------------------------------------------------------ */
 /* Error handling                                                           */
 /* ------------------------------------------------------------------------ */
@@ -1094,58 +1096,25 @@ static const Workload workloads[] = {
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
 
-#define WARMUP_ITERS 3
-#define NUM_BATCHES 5
+/* A workload and its context, as the harness's bench_fn sees them. */
+typedef struct {
+    Ctx *c;
+    WorkFn fn;
+} Bound;
 
-static double now_ns(void)
+static void run_bound(void *p, uint64_t n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static double time_batch(Ctx *c, WorkFn fn, uint64_t n)
-{
-    double t0 = now_ns();
-    fn(c, n);
-    return now_ns() - t0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    Bound *b = p;
+    b->fn(b->c, n);
 }
 
 static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncpu)
 {
-    const double batch_target = benchtime_s * 1e9 / NUM_BATCHES;
-
-    w->fn(c, WARMUP_ITERS);
-
-    /* Calibrate: grow n until a batch takes at least a tenth of the target. */
-    uint64_t n = 1;
-    double t = time_batch(c, w->fn, n);
-    while (t < batch_target * 0.1 && n < 1000000000ull) {
-        double per = t / (double)n;
-        uint64_t next = per > 0 ? (uint64_t)(batch_target * 0.2 / per) : n * 100;
-        if (next < n * 2)
-            next = n * 2;
-        if (next > n * 100)
-            next = n * 100;
-        n = next;
-        t = time_batch(c, w->fn, n);
-    }
-    double per = t / (double)n;
-    uint64_t iters = per > 0 ? (uint64_t)llround(batch_target / per) : n;
-    if (iters < 1)
-        iters = 1;
-
-    double ns_op[NUM_BATCHES];
-    for (int b = 0; b < NUM_BATCHES; b++)
-        ns_op[b] = time_batch(c, w->fn, iters) / (double)iters;
-    qsort(ns_op, NUM_BATCHES, sizeof ns_op[0], cmp_double);
-    double med = ns_op[NUM_BATCHES / 2];
+    Bound b = {c, w->fn};
+    uint64_t iters = bench_calibrate(run_bound, &b, benchtime_s);
+    double ns_op[BENCH_BATCHES];
+    bench_batches(run_bound, &b, iters, ns_op);
+    double med = ns_op[BENCH_BATCHES / 2];
 
     printf("BenchmarkC/%s-%ld\t%llu\t%.0f ns/op", w->name, ncpu,
            (unsigned long long)iters, med);
@@ -1156,7 +1125,7 @@ static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncp
     printf("\n");
     fflush(stdout);
     fprintf(stderr, "baseline: %s: batches ns/op min %.0f median %.0f max %.0f\n",
-            w->name, ns_op[0], med, ns_op[NUM_BATCHES - 1]);
+            w->name, ns_op[0], med, ns_op[BENCH_BATCHES - 1]);
 }
 
 static void usage(void)

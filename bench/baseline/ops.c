@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 #define CHECK(expr)                                                           \
     do {                                                                      \
         VkResult check_r_ = (expr);                                           \
@@ -61,8 +63,6 @@ static void fail(const char *msg)
 #define LOCAL_SIZE 256u /* both shaders' local_size_x, in vec4s */
 #define N_1M (1u << 20)
 #define N_16M (16u << 20)
-#define WARMUP 3
-#define BATCHES 5
 
 typedef struct {
     VkBuffer buffer;
@@ -431,55 +431,35 @@ static void verify(Ctx *c, Work *w)
     w->verified = 1;
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+/* A workload and its context, as the harness's bench_fn sees them. */
+typedef struct {
+    Ctx *c;
+    Work *w;
+} Bound;
 
-static double time_iters(Ctx *c, Work *w, uint64_t n)
+static void run_bound(void *p, uint64_t n)
 {
-    double t0 = now_ns();
+    Bound *b = p;
     for (uint64_t i = 0; i < n; i++)
-        submit_wait(c, w->cb);
-    return now_ns() - t0;
+        submit_wait(b->c, b->w->cb);
 }
 
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* Warm-up, calibration to batches of benchtime/BATCHES, BATCHES timed
- * batches; prints the median batch's ns/op and GB/s. */
+/* Verification, then the harness (harness.h); prints the median batch's
+ * ns/op and GB/s. */
 static void run(Ctx *c, Work *w, double benchtime_s, long ncpu)
 {
     if (!w->verified)
         verify(c, w);
-    time_iters(c, w, WARMUP);
-    const double target = benchtime_s * 1e9 / BATCHES;
-    uint64_t n = 1;
-    double t = time_iters(c, w, n);
-    while (t < target * 0.1) {
-        uint64_t next = t > 0 ? (uint64_t)(target * 0.2 / (t / (double)n)) : n * 10;
-        n = next < n * 2 ? n * 2 : next > n * 10 ? n * 10 : next;
-        t = time_iters(c, w, n);
-    }
-    uint64_t iters = (uint64_t)llround(target / (t / (double)n));
-    if (iters < 1)
-        iters = 1;
-    double ns[BATCHES];
-    for (int b = 0; b < BATCHES; b++)
-        ns[b] = time_iters(c, w, iters) / (double)iters;
-    qsort(ns, BATCHES, sizeof ns[0], by_value);
-    double med = ns[BATCHES / 2];
+    Bound b = {c, w};
+    uint64_t iters = bench_calibrate(run_bound, &b, benchtime_s);
+    double ns[BENCH_BATCHES];
+    bench_batches(run_bound, &b, iters, ns);
+    double med = ns[BENCH_BATCHES / 2];
     printf("BenchmarkC/%s-%ld\t%llu\t%.0f ns/op\t%.2f GB/s\n", w->name, ncpu,
            (unsigned long long)iters, med, w->bytes_per_n * w->n / med);
     fflush(stdout);
     fprintf(stderr, "ops: %s: batches ns/op min %.0f median %.0f max %.0f\n", w->name, ns[0],
-            med, ns[BATCHES - 1]);
+            med, ns[BENCH_BATCHES - 1]);
 }
 
 static void usage(void)

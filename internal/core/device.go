@@ -78,6 +78,8 @@ type Device struct {
 	stage   staging
 	sched   scheduler
 	foreign foreignWaits
+	attach  attachments
+	opStats opCacheCounters
 
 	gcMu    sync.Mutex
 	garbage []*Object

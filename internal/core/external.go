@@ -177,6 +177,26 @@ func (d *Device) SignalWhenReady(o *Object, signals []Point) error {
 	return d.Schedule(&Submission{Q: d.queues[q], After: waits, Signals: signals})
 }
 
+// UsesElsewhere returns, for each physical queue other than q, the last
+// not yet completed use of any of objs: the points a submit on q must wait
+// for to come after every submitted use of objs. Nil when there are none.
+func (d *Device) UsesElsewhere(q *Queue, objs ...*Object) []QueuePoint {
+	var out []QueuePoint
+	for i, other := range d.queues {
+		if other == q {
+			continue
+		}
+		var v uint64
+		for _, o := range objs {
+			v = max(v, o.LastUse(i))
+		}
+		if v != 0 && other.Completed() < v {
+			out = append(out, QueuePoint{Queue: i, Value: v})
+		}
+	}
+	return out
+}
+
 // pendingUses lists, per physical queue, the last use of o not yet
 // completed.
 func (d *Device) pendingUses(o *Object) []QueuePoint {

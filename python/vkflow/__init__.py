@@ -101,7 +101,7 @@ __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
     "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "DLPACK_TIMEOUT",
     "library_path", "Algorithm", "Graph", "Node", "Exec", "Run", "asarray", "default_device",
-    "CopyError", "MemoryHandle", "send_handle", "recv_handle",
+    "CopyError", "MemoryHandle", "send_handle", "recv_handle", "synchronize",
 ]
 
 #: Seconds a DLPack export or import may wait for pending GPU work.
@@ -460,6 +460,14 @@ class Manager(_Handle):
         orders the two sides' reads and writes: use a timeline or a host relay."""
         return _interop.import_memory(self, handle, dtype, shape)
 
+    def cuda_device(self):
+        """The CUDA ordinal of this device, matched by UUID (libcuda.so.1 is
+        opened at run time). Raises UnsupportedError, saying why, without
+        libcuda or a CUDA device with this device's UUID."""
+        ordinal = c_int32()
+        _check(_lib.lib().cuda_device(self._h(), byref(ordinal)))
+        return ordinal.value
+
     def import_timeline(self, fd):
         """Imports an exported timeline's fd (:meth:`Timeline.export_fd`) as
         a new shared Timeline of this Manager; consumes ``fd`` whatever happens.
@@ -482,6 +490,22 @@ class Manager(_Handle):
 
     def __repr__(self):
         return "<vkflow.Manager %s>" % ("closed" if self.closed else "handle=%d" % self._handle)
+
+
+class _InfoBuffers:
+    """vkflow_tensor_info's out-parameters, reused by one thread."""
+
+    def __init__(self):
+        self.fn = _lib.lib().tensor_info
+        self.dtype = ctypes.create_string_buffer(32)
+        self.ndim, self.memory, self.mapped, self.read_only = c_int32(), c_int32(), c_int32(), \
+            c_int32()
+        self.shape = (c_int64 * _lib.MAX_NDIM)()
+        self.ndim_p, self.memory_p = byref(self.ndim), byref(self.memory)
+        self.mapped_p, self.read_only_p = byref(self.mapped), byref(self.read_only)
+
+
+_info_buffers = threading.local()
 
 
 class Tensor(_Handle):
@@ -514,17 +538,18 @@ class Tensor(_Handle):
         return manager._adopt(self)
 
     def _load_info(self):
-        dtype = ctypes.create_string_buffer(32)
-        ndim = c_int32()
-        shape = (c_int64 * _lib.MAX_NDIM)()
-        memory, mapped, read_only = c_int32(), c_int32(), c_int32()
-        _check(_lib.lib().tensor_info(self._handle, dtype, len(dtype), byref(ndim), shape,
-                                      byref(memory), byref(mapped), byref(read_only)))
-        self.dtype = dtype.value.decode()
-        self.shape = tuple(shape[i] for i in range(ndim.value))
-        self.memory = _MEMORY_NAMES.get(memory.value, memory.value)
-        self.mapped = bool(mapped.value)
-        self.read_only = bool(read_only.value)
+        # One set of out-parameters per thread: this runs for every tensor an
+        # eager op returns.
+        b = _info_buffers.__dict__.get("b")
+        if b is None:
+            b = _info_buffers.b = _InfoBuffers()
+        _check(b.fn(self._handle, b.dtype, 32, b.ndim_p, b.shape, b.memory_p, b.mapped_p,
+                    b.read_only_p))
+        self.dtype = b.dtype.value.decode()
+        self.shape = tuple(b.shape[:b.ndim.value])
+        self.memory = _MEMORY_NAMES.get(b.memory.value, b.memory.value)
+        self.mapped = bool(b.mapped.value)
+        self.read_only = bool(b.read_only.value)
 
     @property
     def manager(self):
@@ -600,8 +625,10 @@ class Tensor(_Handle):
         return _interop.export_memory(self)
 
     def read(self):
-        """Returns a new NumPy array holding a copy of the tensor. It does not
-        wait for GPU work: evaluate the sequence or wait on a timeline first."""
+        """Returns a new NumPy array holding a copy of the tensor, after the
+        GPU work submitted on it (eager ops, sequences, graph runs) has
+        completed. Submits held back on an unsignalled timeline are not
+        waited for."""
         np = _numpy()
         out = np.empty(self.shape, dtype=self.dtype)
         _check(_lib.lib().tensor_read(self._h(), out.ctypes.data, out.nbytes))
@@ -639,7 +666,11 @@ class Tensor(_Handle):
         a copy is needed). ``stream``: None or -1 for kDLCPU exports, which
         wait for pending GPU work before returning; for kDLVulkan exports a
         ``(Timeline, value)`` pair that vkflow makes reach ``value`` once the
-        tensor is ready. Raises BufferError when the request cannot be served.
+        tensor is ready; for kDLCUDA exports (``dl_device=(2, n)``, n the
+        device's CUDA ordinal: see :meth:`cuda_view`) the consumer's CUDA
+        stream (None or 1: the legacy default stream, 2: per-thread, -1:
+        none), which waits on the GPU for the tensor's ready point. Raises
+        BufferError when the request cannot be served.
         """
         L = _lib.lib()
         h = self._h()
@@ -662,6 +693,8 @@ class Tensor(_Handle):
         else:
             raise ValueError("copy must be None, True or False, not %r" % (copy,))
 
+        if dev_type == DLDeviceType.CUDA:
+            return self._dlpack_cuda(stream, major, minor, dev_id, copy_mode)
         consumer, consumer_value = 0, 0
         if stream is not None and not (isinstance(stream, int) and stream == -1):
             target = dev_type or int(self.__dlpack_device__()[0])
@@ -680,9 +713,58 @@ class Tensor(_Handle):
             raise RuntimeError("vkflow_dlpack_export returned no tensor")
         return _new_capsule(out.value, bool(versioned.value))
 
+    def _dlpack_cuda(self, stream, major, minor, dev_id, copy_mode):
+        """A kDLCUDA export: ``stream`` is the consumer's CUDA stream (DLPack:
+        None or 1 the legacy default stream, 2 the per-thread default stream,
+        -1 no synchronization, else a cudaStream_t), which waits on the GPU
+        for the tensor's ready point."""
+        if stream is None:
+            stream = 1
+        if not isinstance(stream, int) or isinstance(stream, bool):
+            raise TypeError("stream must be an int (a CUDA stream handle) for a kDLCUDA export, "
+                            "not %s" % type(stream).__name__)
+        out, versioned = c_void_p(), c_int32()
+        _check(_lib.lib().dlpack_export_cuda(self._h(), major, minor, dev_id, copy_mode, stream,
+                                             _ns(DLPACK_TIMEOUT), byref(out), byref(versioned)),
+               buffer_error=True)
+        if not out.value:
+            raise RuntimeError("vkflow_dlpack_export_cuda returned no tensor")
+        return _new_capsule(out.value, bool(versioned.value))
+
+    def cuda_view(self, device_id=None):
+        """A view of the tensor that says CUDA: ``torch.from_dlpack`` and
+        ``cupy.from_dlpack`` on it give a CUDA tensor over this tensor's
+        memory, without a copy when the tensor was made with
+        ``memory="exportable"`` (else through a GPU copy), and the consumer's
+        stream waits on the GPU for the work queued on the tensor.
+        ``device_id`` is the CUDA ordinal (None: the one whose UUID is this
+        device's, :meth:`Manager.cuda_device`). Raises UnsupportedError
+        without libcuda or a matching CUDA device. See docs/INTEROP.md."""
+        if device_id is None:
+            device_id = self._manager.cuda_device()
+        return _CudaView(self, int(device_id))
+
     def __repr__(self):
         state = "closed" if self.closed else self.memory
         return "<vkflow.Tensor %s %r %s>" % (self.dtype, self.shape, state)
+
+
+class _CudaView:
+    """Exports a tensor as kDLCUDA (Tensor.cuda_view)."""
+
+    def __init__(self, tensor, device_id):
+        self._tensor = tensor
+        self._device_id = device_id
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device is not None and tuple(dl_device) != (DLDeviceType.CUDA, self._device_id):
+            raise BufferError("this view exports to (kDLCUDA, %d), not %r"
+                              % (self._device_id, tuple(dl_device)))
+        return self._tensor.__dlpack__(stream=stream, max_version=max_version,
+                                       dl_device=(DLDeviceType.CUDA, self._device_id), copy=copy)
+
+    def __dlpack_device__(self):
+        return DLDeviceType.CUDA, self._device_id
 
 
 class _HostView:
@@ -843,5 +925,16 @@ def _consume(capsule):
 from ._graph import Algorithm, Exec, Graph, Node, Run  # noqa: E402
 from ._array import CopyError, asarray, default_device, from_dlpack  # noqa: E402
 from . import ops  # noqa: E402,F401
+from .ops import synchronize  # noqa: E402,F401
 from . import _interop  # noqa: E402
 from ._interop import MemoryHandle, recv_handle, send_handle  # noqa: E402
+# Array behaviour (operators, NumPy protocol, T/mT/reshape, the array API
+# namespace) and the array API creation functions: docs/PYTHON.md.
+from . import _arraylike, _creation  # noqa: E402
+from ._creation import *  # noqa: E402,F401,F403
+__all__ += _creation.__all__
+_arraylike.install(Tensor)
+from . import _views  # noqa: E402
+from ._views import TensorView  # noqa: E402,F401
+_views.install(Tensor)
+__all__ += ["TensorView"]

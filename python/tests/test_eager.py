@@ -1,0 +1,123 @@
+"""Eager ops: vkflow.ops calls are queued on the device's default stream and
+return at once; reads wait. Ordering across Python threads, overwrites of
+inputs still being read, frees of tensors with pending readers, the
+prepared-op cache's counters, and NumPy inputs that change after the call.
+"""
+
+import os
+import threading
+import unittest
+
+os.environ.setdefault("VKFLOW_VALIDATION", "1")
+
+import numpy as np  # noqa: E402
+
+import vkflow  # noqa: E402
+import vkflow.ops as vo  # noqa: E402
+from test_dlpack import VkflowTest, aligned_bytes  # noqa: E402
+
+
+class TestEager(VkflowTest):
+
+    def test_steady_loop_hits_cache_without_host_waits(self):
+        a = self.mgr.tensor(np.arange(1000, dtype=np.float32))
+        b = self.mgr.tensor(np.ones(1000, dtype=np.float32))
+        vo.add(a, b)  # prepares the op
+        before = vo.cache_stats(self.mgr)
+        for _ in range(200):
+            c = vo.add(a, b)
+        after = vo.cache_stats(self.mgr)
+        self.assertEqual(after["hits"] - before["hits"], 200, "every call hits the cache")
+        self.assertEqual(after["misses"], before["misses"])
+        self.assertEqual(after["submits"] - before["submits"], 200)
+        self.assertEqual(after["host_waits"], before["host_waits"], "no host wait per op")
+        np.testing.assert_array_equal(c.read(), np.arange(1000, dtype=np.float32) + 1)
+
+    def test_dependent_chain_reads_once(self):
+        x = self.mgr.tensor(np.zeros(64, dtype=np.float32))
+        one = self.mgr.tensor(np.ones(64, dtype=np.float32))
+        acc = self.mgr.tensor(np.zeros(64, dtype=np.float32))
+        n = 1000
+        for _ in range(n):
+            y = vo.add(x, one)
+            del x  # freed only after the queued call that reads it
+            x = y
+            vo.add(acc, x, out=acc)  # overwrites acc, which the last call read
+        np.testing.assert_array_equal(x.read(), np.full(64, n, np.float32))
+        np.testing.assert_array_equal(acc.read(), np.full(64, n * (n + 1) / 2, np.float32))
+
+    def test_threads(self):
+        one = self.mgr.tensor(np.ones(16, dtype=np.int32))
+        results, errors = {}, []
+
+        def work(k):
+            try:
+                x = self.mgr.tensor(np.full(16, k, dtype=np.int32))
+                for _ in range(500):
+                    x = vo.add(x, one)
+                    x = vo.mul(x, one)
+                results[k] = x
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        for k, x in results.items():
+            np.testing.assert_array_equal(x.read(), np.full(16, k + 500, np.int32))
+
+    def test_write_waits_for_queued_readers(self):
+        n = 1 << 16
+        a = self.mgr.tensor(np.ones(n, dtype=np.float32))
+        outs = []
+        for i in range(10):
+            outs.append(vo.mul(a, a))
+            a.write(np.full(n, i + 2, dtype=np.float32))  # waits for the queued mul
+        for i, o in enumerate(outs):
+            self.assertEqual(float(o.read()[-1]), float((i + 1) ** 2))
+
+    def test_numpy_input_read_at_call(self):
+        # Work queued ahead keeps the GPU busy past the call, so an op that
+        # read the array later would see the new values.
+        busy = self.mgr.tensor(np.ones(1 << 20, dtype=np.float32))
+        for _ in range(10):
+            vo.add(busy, busy, out=busy)
+        arr = aligned_bytes(4096 * 4).view(np.float32)  # imported without a copy
+        arr[:] = np.arange(4096, dtype=np.float32)
+        t = self.mgr.tensor(np.zeros(4096, dtype=np.float32))
+        y = vo.add(t, arr)
+        arr[:] = -1  # after the call: the op saw the old values
+        np.testing.assert_array_equal(y.read(), np.arange(4096, dtype=np.float32))
+
+    def test_synchronize_and_errors(self):
+        a = self.mgr.tensor(np.ones(8, dtype=np.float32))
+        for _ in range(10):
+            a = vo.add(a, a)
+        vkflow.synchronize(self.mgr)
+        np.testing.assert_array_equal(np.from_dlpack(a), np.full(8, 1024, np.float32))
+        with self.assertRaises(ValueError) as cm:
+            vo.add(a, self.mgr.tensor(np.ones(8, dtype=np.int32)))
+        self.assertIn("add", str(cm.exception))
+        with self.assertRaises(ValueError):
+            vkflow.synchronize(self.mgr, timeout=-1)
+
+
+class TestEagerClose(unittest.TestCase):
+
+    def test_manager_closed_with_ops_queued(self):
+        mgr = vkflow.Manager(validation=True)
+        x = mgr.tensor(np.ones(1 << 16, dtype=np.float32))
+        for _ in range(20):
+            vo.add(x, x, out=x)
+        mgr.close()
+        with self.assertRaises(vkflow.ClosedError):
+            vo.add(x, x)
+        with self.assertRaises(vkflow.ClosedError):
+            vkflow.synchronize(mgr)
+
+
+if __name__ == "__main__":
+    unittest.main()
