@@ -71,7 +71,7 @@ test-python:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install --no-index --force-reinstall --no-deps --quiet ./python
 	cd python/tests && PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
-		../../$(VENV)/bin/python -m unittest discover -s . -t . -v
+		../../$(VENV)/bin/python -m unittest $(if $(PYTHON_TESTS),$(PYTHON_TESTS),discover -s . -t .) -v
 
 vet:
 	$(GO) vet ./...
@@ -107,11 +107,15 @@ fuzz: deps
 # and the mutation score over 1,000 graphs (make test: 60 graphs, 4 ways
 # each, and 20). Then close_order_test.go with -tags soak: 1,000 rounds of
 # random held DAGs on 2 and 3 logical queues with a random subset of their
-# objects closed before the release (make test: 50).
+# objects closed before the release (make test: 50). Then the eager streams
+# with inputs closed on 6 goroutines (60,000 calls; make test: 6,000) and
+# from 6 Python threads (36,000 calls; test_eager.TestEagerSoak).
 soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestGraphProperty(MutationScore)?$$' -v ./graph/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestCloseOrderProperty$$' -v .
+	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestStreamThreadsClose$$' -v ./ops/
+	$(MAKE) --no-print-directory test-python PYTHON_TESTS=test_eager.TestEagerSoak VKFLOW_SOAK=1
 
 bench: deps
 	bench/run.sh

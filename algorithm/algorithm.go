@@ -439,8 +439,18 @@ func (a *Algorithm) TakeBinding(ts []*tensor.Tensor) (vk.DescriptorSet, error) {
 }
 
 // ReturnBinding gives a descriptor set back for reuse. The caller
-// guarantees no pending GPU work uses it.
+// guarantees no pending GPU work uses it, and drops its references on the
+// set's tensors only after ReturnBinding: the set is first pointed at the
+// device's placeholder buffer, so that no pooled set names a buffer that
+// another thread may destroy (see core.PlaceholderBuffer).
 func (a *Algorithm) ReturnBinding(set vk.DescriptorSet) {
+	if buf, size, err := a.dev.PlaceholderBuffer(); err == nil && len(a.mod.Bindings) > 0 {
+		writes := make([]vk.BufferWrite, len(a.mod.Bindings))
+		for i := range writes {
+			writes[i] = vk.BufferWrite{Binding: uint32(i), Type: vk.DescriptorStorageBuffer, Buffer: buf, Range: size}
+		}
+		a.dev.VK.WriteDescriptorBuffers(set, writes)
+	}
 	a.mu.Lock()
 	a.freeSet = append(a.freeSet, set)
 	a.mu.Unlock()

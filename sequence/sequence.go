@@ -290,23 +290,23 @@ func (s *Sequence) Close() error {
 func (s *Sequence) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Drop the tensors before handing the descriptor sets back, and the
-	// algorithms after: a tensor destroyed here must be gone before another
-	// sequence can rewrite and bind a set that pointed at it (the
-	// validation layer otherwise may see the destruction reach a set
-	// already reused).
+	// Hand the descriptor sets back first (ReturnBinding points them at
+	// the device's placeholder buffer), then drop the tensors, then the
+	// algorithms: no set back in its pool may name a buffer that can still
+	// be destroyed, or the validation layer may see the destruction reach
+	// a set another sequence has rewritten and bound meanwhile.
 	algos := make(map[*core.Object]int)
 	for _, o := range s.ops {
 		if o.algo != nil {
 			algos[o.algo.Object()]++
 		}
 	}
+	s.releaseBuild()
 	for _, o := range s.held {
 		if algos[o] == 0 {
 			o.Release()
 		}
 	}
-	s.releaseBuild()
 	for o, n := range algos {
 		for range n {
 			o.Release()

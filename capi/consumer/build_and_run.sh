@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 gcc -std=c11 -O1 -g -Wall -Wextra -Werror \
 	-I "$root/capi" -I "$root/dlpack" \
-	"$here/consumer.c" "$here/ops.c" -o "$tmp/consumer" \
+	"$here/consumer.c" "$here/ops.c" "$here/eager.c" -o "$tmp/consumer" \
 	-L "$libdir" -lvkflow -Wl,-rpath,"$libdir"
 
 # The Vulkan loader complains on every start without XDG_RUNTIME_DIR.

@@ -381,6 +381,7 @@ out:
 
 	graph_case();
 	ops_case();
+	eager_case();
 	interop_case();
 
 	char text[1024] = "";

@@ -30,4 +30,8 @@ int ok(int rc, const char *what);
  * kernel registered and called by name, a compile error. */
 void ops_case(void);
 
+/* Eager op calls from C (eager.c): async chains, writes that wait for
+ * queued readers, timeouts, synchronize, the cache counters. */
+void eager_case(void);
+
 #endif

@@ -79,6 +79,7 @@ type Device struct {
 	sched   scheduler
 	foreign foreignWaits
 	attach  attachments
+	holder  placeholder
 	opStats opCacheCounters
 
 	gcMu    sync.Mutex
@@ -419,6 +420,7 @@ func (d *Device) finalize() {
 
 // destroy frees the device's own objects and the device.
 func (d *Device) destroy() {
+	d.holder.destroy(d)
 	d.stage.destroy()
 	d.mem.destroy()
 	if d.Cache != 0 {
