@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 import vkflow  # noqa: E402
 import vkflow.ops as vo  # noqa: E402
-from test_dlpack import VkflowTest  # noqa: E402
+from test_dlpack import VkflowTest, aligned_bytes  # noqa: E402
 
 KEYS = [
     0, -1, 2, (1, 2), (-1, -3), (slice(None), 2), slice(1, 3), slice(None, None, -1),
@@ -83,6 +83,20 @@ class TestIndexing(VkflowTest):
         row.write(np.zeros(6, np.float32))
         ref[1] = 0
         np.testing.assert_array_equal(np.asarray(a), ref)
+
+    def test_setitem_copies_the_value(self):
+        # The write is queued behind busy work; the array changes right after
+        # the assignment returns, and the tensor must get the old values.
+        busy = self.mgr.tensor(np.ones(1 << 20, dtype=np.float32))
+        t = self.mgr.tensor(np.zeros(4096, np.float32))
+        for trial in range(4):
+            for _ in range(10):
+                vo.add(busy, busy, out=busy)
+            arr = aligned_bytes(4096 * 4).view(np.float32)  # importable without a copy
+            arr[:] = np.arange(4096, dtype=np.float32) + trial
+            t[...] = arr
+            arr[:] = -7
+            np.testing.assert_array_equal(t.read(), np.arange(4096, dtype=np.float32) + trial)
 
     def test_setitem_casts_like_numpy(self):
         t = self.mgr.tensor(np.zeros(4, np.int32))

@@ -243,8 +243,10 @@ def assign(dst, value):
                              "to_device")
         src = value if value.dtype == dst.dtype else ops.astype(value, dst.dtype)
     else:
+        # A copy: the write is queued, and the caller may change its array
+        # as soon as the assignment returns.
         np = _numpy()
-        src = asarray(np.asarray(value, dtype=dst.dtype), device=dst.device)
+        src = asarray(np.asarray(value, dtype=dst.dtype), device=dst.device, copy=True)
     sbase, soff, sshape, sstrides = _layout(src)
     if sbase is base:  # overlapping source: copy it first, as NumPy does
         src = src.contiguous() if isinstance(src, TensorView) else _copy(src)
