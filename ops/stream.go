@@ -260,8 +260,11 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor) error {
 		s.recycle(seq)
 		return err
 	}
+	// Uses of the tensors on other physical queues are waited for on the
+	// GPU (Submit, through the scheduler); with one physical queue, or none
+	// pending, the plain submit.
 	var pend sequence.Pending
-	if s.dev.UsesElsewhere(s.q, objects(in, outs)...) != nil {
+	if s.dev.PhysicalQueues() > 1 && s.dev.UsesElsewhere(s.q, objects(in, outs)...) != nil {
 		pend = seq.Submit(context.Background(), sequence.AfterUses(append(append([]*tensor.Tensor(nil), in...), outs...)...))
 	} else {
 		pend = seq.EvalAsync()

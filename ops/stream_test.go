@@ -242,6 +242,25 @@ func TestStreamErrors(t *testing.T) {
 	require.ErrorIs(t, err, vkflow.ErrInvalid)
 }
 
+// TestStreamSynchronizeTimeout: a context that ends before the queued work
+// does is Synchronize's error; the work completes all the same.
+func TestStreamSynchronizeTimeout(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	s, err := ops.NewStream(m)
+	require.NoError(t, err)
+	defer s.Close()
+	x, err := tensor.New(m, tensor.Float32, []int{1 << 20})
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		_, err := s.Call("add", []*tensor.Tensor{x, x}, []*tensor.Tensor{x}, ops.Attrs{})
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	require.ErrorIs(t, s.Synchronize(ctx), context.DeadlineExceeded)
+	require.NoError(t, s.Synchronize(ctxT(t)))
+}
+
 // TestStreamCacheBound: the LRU keeps at most its bound, evicts the least
 // recently used op, and a re-registered kernel is never served from the
 // cache.

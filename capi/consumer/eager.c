@@ -85,6 +85,23 @@ static void sync_and_errors_case(vkflow_manager m)
 	}
 	ok(vkflow_synchronize(m, TIMEOUT_NS), "vkflow_synchronize");
 
+	/* A timeout that ends before the op: VKFLOW_ERR_TIMEOUT, the slot left
+	 * alone, and the op still completes (synchronize). Work queued ahead
+	 * keeps the queue busy past the call. */
+	int64_t big[1] = {1 << 20};
+	vkflow_tensor busy = 0;
+	ok(vkflow_tensor_new(m, "float32", 1, big, NULL, 0, VKFLOW_MEMORY_DEVICE, &busy), "vkflow_tensor_new");
+	for (int i = 0; i < 20; i++) {
+		vkflow_tensor bin[2] = {busy, busy}, bout[1] = {busy};
+		ok(vkflow_op_call_async(m, "add", bin, 2, bout, 1, NULL), "vkflow_op_call_async(add busy)");
+	}
+	vkflow_tensor late[1] = {0};
+	int trc = vkflow_op_call_timeout(m, "mul", in, 2, late, 1, NULL, 0);
+	CHECK(trc == VKFLOW_ERR_TIMEOUT && late[0] == 0, "vkflow_op_call_timeout(0) behind busy work: rc %d, slot %llu",
+	      trc, (unsigned long long)late[0]);
+	ok(vkflow_synchronize(m, TIMEOUT_NS), "vkflow_synchronize");
+	vkflow_tensor_close(busy);
+
 	int64_t shape[1] = {N};
 	vkflow_tensor i32 = 0;
 	ok(vkflow_tensor_new(m, "int32", 1, shape, NULL, 0, VKFLOW_MEMORY_DEVICE, &i32), "vkflow_tensor_new");

@@ -17,6 +17,35 @@ import vkflow.ops as vo  # noqa: E402
 from test_dlpack import VkflowTest, aligned_bytes  # noqa: E402
 
 
+def run_threads(test, threads, steps):
+    """threads Python threads each make 2 * steps dependent eager calls on
+    test.mgr, dropping each input right after the call that reads it (its
+    buffer is destroyed on that thread once the queued call is done), then
+    read their results once."""
+    one = test.mgr.tensor(np.ones(16, dtype=np.int32))
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            x = test.mgr.tensor(np.full(16, k, dtype=np.int32))
+            for _ in range(steps):
+                x = vo.add(x, one)
+                x = vo.mul(x, one)
+            results[k] = x
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    pool = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    test.assertEqual(errors, [])
+    test.assertEqual(len(results), threads)
+    for k, x in results.items():
+        np.testing.assert_array_equal(x.read(), np.full(16, k + steps, np.int32))
+
+
 class TestEager(VkflowTest):
 
     def test_steady_loop_hits_cache_without_host_waits(self):
@@ -47,27 +76,7 @@ class TestEager(VkflowTest):
         np.testing.assert_array_equal(acc.read(), np.full(64, n * (n + 1) / 2, np.float32))
 
     def test_threads(self):
-        one = self.mgr.tensor(np.ones(16, dtype=np.int32))
-        results, errors = {}, []
-
-        def work(k):
-            try:
-                x = self.mgr.tensor(np.full(16, k, dtype=np.int32))
-                for _ in range(500):
-                    x = vo.add(x, one)
-                    x = vo.mul(x, one)
-                results[k] = x
-            except Exception as e:  # reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
-        for k, x in results.items():
-            np.testing.assert_array_equal(x.read(), np.full(16, k + 500, np.int32))
+        run_threads(self, threads=4, steps=500)
 
     def test_write_waits_for_queued_readers(self):
         n = 1 << 16
@@ -114,27 +123,7 @@ class TestEagerSoak(VkflowTest):
         rewrites and binds descriptor sets that named them. Before pooled
         sets were pointed at the placeholder buffer, the validation layer
         invalidated a new command buffer in 5 of 8 runs."""
-        one = self.mgr.tensor(np.ones(16, dtype=np.int32))
-        results, errors = {}, []
-
-        def work(k):
-            try:
-                x = self.mgr.tensor(np.full(16, k, dtype=np.int32))
-                for _ in range(3000):
-                    x = vo.add(x, one)
-                    x = vo.mul(x, one)
-                results[k] = x
-            except Exception as e:  # reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
-        for k, x in results.items():
-            np.testing.assert_array_equal(x.read(), np.full(16, k + 3000, np.int32))
+        run_threads(self, threads=6, steps=3000)
 
 
 class TestEagerClose(unittest.TestCase):
