@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vkflow/vkflow/vk"
@@ -36,6 +37,9 @@ type Timeline struct {
 	// imported: exportmem.go), so the scheduler never holds a wait on one
 	// back. exportable ones were created for export. Set before first use.
 	shared, exportable bool
+	// fail is set once a value of the timeline failed (failure.go); read
+	// without the lock by host waits, written under it.
+	fail atomic.Pointer[failure]
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
@@ -90,6 +94,7 @@ type Submission struct {
 	// Scheduler state, guarded by its lock.
 	seq        uint64      // acceptance order
 	blocked    int         // unpromised waits + signalled timelines where an earlier held submit comes first
+	dead       bool        // failed while held (failure.go): skipped where it is still indexed
 	prev, next *Submission // the held list, in acceptance order
 }
 
@@ -169,14 +174,67 @@ func (d *Device) Schedule(s *Submission) error {
 	}
 	sc := &d.sched
 	sc.mu.Lock()
-	if err := sc.accept(d, s); err != nil {
+	if err := sc.check(d, []*Submission{s}); err != nil {
 		sc.mu.Unlock()
 		s.unhold()
 		return err
 	}
-	ready := sc.drain(d)
+	var done []*Submission
+	sc.accept(s, &done)
+	done = append(done, sc.drain(d)...)
 	sc.mu.Unlock()
-	finish(ready)
+	finish(done)
+	return nil
+}
+
+// ScheduleAll accepts ss as one unit, in order: either every submit is
+// accepted (each then released as Schedule's are) or, when the checks
+// refuse one of them (a non-increasing signal, a closed Manager or
+// timeline, the bound on held submits), none is and nothing reached the
+// driver. Later submits may wait on earlier ones' signals.
+func (d *Device) ScheduleAll(ss []*Submission) error {
+	for _, s := range ss {
+		for _, ps := range [2][]Point{s.Waits, s.Signals} {
+			for _, p := range ps {
+				if p.TL == nil {
+					return Invalid("nil timeline")
+				}
+				if p.TL.dev != d {
+					return Invalid("timeline belongs to another Manager")
+				}
+			}
+		}
+	}
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	defer d.Exit()
+	for i, s := range ss {
+		if err := s.hold(); err != nil {
+			for _, h := range ss[:i] {
+				h.unhold()
+			}
+			return err
+		}
+	}
+	sc := &d.sched
+	sc.mu.Lock()
+	if err := sc.check(d, ss); err != nil {
+		sc.mu.Unlock()
+		for _, s := range ss {
+			s.unhold()
+		}
+		return err
+	}
+	var done []*Submission
+	for _, s := range ss {
+		sc.accept(s, &done)
+		// Release what is ready before the next one is accepted, so that
+		// it sees the promises of the earlier ones.
+		done = append(done, sc.drain(d)...)
+	}
+	sc.mu.Unlock()
+	finish(done)
 	return nil
 }
 
@@ -226,24 +284,94 @@ func (s *Submission) markTimelines(v uint64) {
 	}
 }
 
-// accept checks s and adds it to the held list (and the ready heap when
-// nothing blocks it). Called with mu held.
-func (sc *scheduler) accept(d *Device, s *Submission) error {
+// check decides whether ss, accepted in order, would all be admitted:
+// signal values increase, the device is open, and the submits that would
+// be held fit under the bound. It changes nothing. Called with mu held.
+func (sc *scheduler) check(d *Device, ss []*Submission) error {
 	// Checked under the lock that Close's dropHeld takes, so no submit is
 	// accepted after the held ones were dropped.
 	if d.closed.Load() {
 		return Closed("Manager")
 	}
-	for i, p := range s.Signals {
-		last := p.TL.reserved
-		for _, q := range s.Signals[:i] {
-			if q.TL == p.TL {
-				last = max(last, q.Value)
+	// What the earlier submits of ss would reserve, promise (released at
+	// once) and hold (a held signaller orders later signals behind it).
+	type sim struct {
+		reserved, promised uint64
+		held               bool
+	}
+	var st map[*Timeline]*sim
+	get := func(t *Timeline) *sim {
+		if st == nil {
+			st = map[*Timeline]*sim{}
+		}
+		x := st[t]
+		if x == nil {
+			x = &sim{reserved: t.reserved, promised: t.promised, held: t.head < len(t.signallers)}
+			st[t] = x
+		}
+		return x
+	}
+	held := 0
+	for _, s := range ss {
+		for i, p := range s.Signals {
+			last := get(p.TL).reserved
+			for _, q := range s.Signals[:i] {
+				if q.TL == p.TL {
+					last = max(last, q.Value)
+				}
+			}
+			if p.Value <= last {
+				return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
 			}
 		}
-		if p.Value <= last {
-			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
+		blocked := false
+		for _, w := range s.Waits {
+			if !w.TL.shared && get(w.TL).promised < w.Value {
+				blocked = true
+			}
 		}
+		for _, p := range s.Signals {
+			if get(p.TL).held {
+				blocked = true
+			}
+		}
+		for _, p := range s.Signals {
+			x := get(p.TL)
+			x.reserved = max(x.reserved, p.Value)
+			if blocked {
+				x.held = true
+			} else {
+				x.promised = max(x.promised, p.Value)
+			}
+		}
+		if blocked {
+			held++
+		}
+	}
+	if held > 0 && sc.held+held > sc.max {
+		return fmt.Errorf("%w: %d submits are already held back, waiting for timeline points that nobody has signalled or submitted a signal for, and %d more would be (the Manager's WithMaxHeldSubmits bound of %d); nothing was submitted: signal what they wait for, then submit again",
+			ErrBusy, sc.held, held, sc.max)
+	}
+	return nil
+}
+
+// accept adds s, checked by check, to the held list (and the ready heap
+// when nothing blocks it). A submit that waits on a failed point, or
+// signals a failed timeline, fails at once instead (failure.go), with
+// what it would have signalled; failed submits go to *done. Called with
+// mu held.
+func (sc *scheduler) accept(s *Submission, done *[]*Submission) {
+	s.released = make(chan struct{})
+	s.since = time.Now()
+	if fe := s.failedWait(); fe != nil {
+		s.dead, s.err = true, fe
+		*done = append(*done, s)
+		for i, p := range s.Signals {
+			if firstOf(s.Signals, i) {
+				sc.failTimeline(p.TL, p.Value, fe, done)
+			}
+		}
+		return
 	}
 	blocked := 0
 	for _, w := range s.Waits {
@@ -256,16 +384,10 @@ func (sc *scheduler) accept(d *Device, s *Submission) error {
 			blocked++
 		}
 	}
-	if blocked > 0 && sc.held >= sc.max {
-		return fmt.Errorf("%w: %d submits are already held back, waiting for timeline points that nobody has signalled or submitted a signal for (the Manager's WithMaxHeldSubmits bound); signal what they wait for, then submit again",
-			ErrBusy, sc.held)
-	}
 	for _, p := range s.Signals {
-		p.TL.reserved = p.Value
-		p.TL.gpu = p.Value
+		p.TL.reserved = max(p.TL.reserved, p.Value)
+		p.TL.gpu = max(p.TL.gpu, p.Value)
 	}
-	s.released = make(chan struct{})
-	s.since = time.Now()
 	sc.seq++
 	s.seq, s.blocked = sc.seq, blocked
 	sc.link(s)
@@ -282,7 +404,6 @@ func (sc *scheduler) accept(d *Device, s *Submission) error {
 	if blocked == 0 {
 		sc.pushReady(s)
 	}
-	return nil
 }
 
 // CheckSignals reports, without reserving anything, whether a submit
@@ -330,6 +451,10 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	if d.closed.Load() {
 		sc.mu.Unlock()
 		return Closed("Manager")
+	}
+	if f := t.fail.Load(); f != nil {
+		sc.mu.Unlock()
+		return f.err // a failed timeline stays failed (failure.go)
 	}
 	if v <= t.reserved {
 		sc.mu.Unlock()
@@ -385,6 +510,9 @@ func (sc *scheduler) promise(t *Timeline, v uint64) {
 	t.promised = v
 	for len(t.waiters) > 0 && t.waiters[0].value <= v {
 		s := t.popWaiter().s
+		if s.dead {
+			continue
+		}
 		if s.blocked--; s.blocked == 0 {
 			sc.pushReady(s)
 		}
@@ -408,26 +536,34 @@ func (sc *scheduler) drain(d *Device) []*Submission {
 			// s was first among t's held signallers (that made it ready).
 			t.signallers[t.head] = nil
 			t.head++
-			if t.head < len(t.signallers) {
+			if s.err == nil && t.head < len(t.signallers) {
 				n := t.signallers[t.head]
 				if n.blocked--; n.blocked == 0 {
 					sc.pushReady(n)
 				}
 			}
 			t.compact()
-			if s.err != nil && t.head == len(t.signallers) {
-				// The failed signal never lands; with no later GPU signal
-				// held, the GPU owes t nothing beyond what was promised.
-				t.gpu = t.promised
-			}
 		}
+		done = append(done, s)
 		if s.err == nil {
 			s.markTimelines(s.value)
 			for _, p := range s.Signals {
 				sc.promise(p.TL, p.Value)
 			}
+			continue
 		}
-		done = append(done, s)
+		// The failed submit's signals never land: its timelines fail from
+		// those values, and everything held downstream with them.
+		s.dead = true
+		fe := asFailed(s.err, 0, fmt.Sprintf("vkQueueSubmit on logical queue %d", s.Logical))
+		for i, p := range s.Signals {
+			if firstOf(s.Signals, i) {
+				if fe.Value == 0 {
+					fe.Value = p.Value
+				}
+				sc.failTimeline(p.TL, p.Value, fe, &done)
+			}
+		}
 	}
 	return done
 }

@@ -45,7 +45,7 @@ func TestSharedTimelineWaits(t *testing.T) {
 				s.Waits = append(s.Waits, Point{TL: tls[w.tl], Value: w.value})
 			}
 			d.sched.mu.Lock()
-			require.NoError(t, d.sched.accept(d, s))
+			require.NoError(t, d.sched.admit(d, s))
 			d.sched.mu.Unlock()
 			assert.Equal(t, tt.wantBlocked, s.blocked)
 			assert.Equal(t, tt.wantBlocked == 0, len(d.sched.ready) == 1, "ready iff nothing blocks it")
@@ -73,15 +73,15 @@ func TestSharedTimelineSignalOrder(t *testing.T) {
 	d.sched.mu.Lock()
 	defer d.sched.mu.Unlock()
 	first := &Submission{Q: &Queue{}, Waits: []Point{{TL: local, Value: 1}}, Signals: []Point{{TL: shared, Value: 1}}}
-	require.NoError(t, d.sched.accept(d, first))
+	require.NoError(t, d.sched.admit(d, first))
 	assert.Equal(t, 1, first.blocked)
 	second := &Submission{Q: &Queue{}, Waits: []Point{{TL: shared, Value: 1}}, Signals: []Point{{TL: shared, Value: 2}}}
 	// Held behind first's signal of the same timeline, and the bound (1)
 	// is reached.
-	assert.ErrorIs(t, d.sched.accept(d, second), ErrBusy)
+	assert.ErrorIs(t, d.sched.admit(d, second), ErrBusy)
 	third := &Submission{Q: &Queue{}, Waits: []Point{{TL: shared, Value: 1 << 20}}}
-	require.NoError(t, d.sched.accept(d, third), "a submit with only shared waits is never held, so never refused")
+	require.NoError(t, d.sched.admit(d, third), "a submit with only shared waits is never held, so never refused")
 	assert.Zero(t, third.blocked)
-	assert.ErrorIs(t, d.sched.accept(d, &Submission{Q: &Queue{}, Signals: []Point{{TL: shared, Value: 1}}}), ErrInvalid,
+	assert.ErrorIs(t, d.sched.admit(d, &Submission{Q: &Queue{}, Signals: []Point{{TL: shared, Value: 1}}}), ErrInvalid,
 		"signals must increase on shared timelines too")
 }

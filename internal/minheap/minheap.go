@@ -42,3 +42,25 @@ func Pop[T any](h []T, less func(a, b T) bool) ([]T, T) {
 	}
 	return h, x
 }
+
+// Heapify orders h as a min-heap by less, in place, and returns it.
+func Heapify[T any](h []T, less func(a, b T) bool) []T {
+	n := len(h)
+	for start := n/2 - 1; start >= 0; start-- {
+		for i := start; ; {
+			l, m := 2*i+1, i
+			if l < n && less(h[l], h[m]) {
+				m = l
+			}
+			if r := l + 1; r < n && less(h[r], h[m]) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	return h
+}

@@ -1,0 +1,244 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	
+	"github.com/vkflow/vkflow/internal/minheap"
+)
+
+// Failures travel along timelines.
+//
+// A timeline point whose producer can no longer signal it (the producer's
+// vkQueueSubmit failed, the producer itself waited on a failed point, or
+// the timeline was closed with no accepted submit signalling that far) is
+// failed, and so is every later point of that timeline: a timeline's
+// failure is sticky, like an IREE semaphore's failure state or CUDA's
+// sticky stream errors. Values below the first failed one are unaffected
+// (earlier producers still signal them).
+//
+// What fails with it, at once and with the same *FailedError (which
+// errors.Is the root cause):
+//   - every held submit that waits on a failed point, and every held submit
+//     that signals the failed timeline at or past the failed value; each
+//     of those fails the timelines it signals in turn, so a failure reaches
+//     everything downstream of it in the DAG and nothing else;
+//   - every later submit that waits on or signals a failed point (Schedule
+//     returns the error, after failing what that submit would have
+//     signalled);
+//   - host waits for a failed point (Timeline.Wait, WaitAll), which return
+//     the error instead of waiting for their context, and host signals of
+//     a failed timeline.
+//
+// Refusals at the call (ErrInvalid, ErrBusy, ErrClosed from Schedule) are
+// not failures: nothing was accepted, nothing is marked, and the caller may
+// submit again.
+
+// ErrFailed matches every *FailedError: the work depended on a timeline
+// point whose producer failed.
+var ErrFailed = errors.New("vkflow: a timeline point it depends on failed")
+
+// FailedError reports that a timeline point will never be reached because
+// the work that was to signal it failed. Cause is the root failure (a
+// Vulkan error, ErrClosed for a closed timeline, ...); errors.Is matches
+// both ErrFailed and Cause.
+type FailedError struct {
+	// Value is the first failed value of the timeline that failed first.
+	Value uint64
+	// What names the root failure ("vkQueueSubmit of logical queue 1",
+	// "timeline closed").
+	What  string
+	Cause error
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("vkflow: timeline point %d failed (%s): %v", e.Value, e.What, e.Cause)
+}
+
+// Unwrap returns the root cause.
+func (e *FailedError) Unwrap() error { return e.Cause }
+
+// Is makes a FailedError match ErrFailed.
+func (e *FailedError) Is(target error) bool { return target == ErrFailed }
+
+// failure is a timeline's failed state: values from from on are failed.
+type failure struct {
+	from uint64
+	err  *FailedError
+}
+
+// Failed returns the failure of value v of t, or nil: t is failed from a
+// value at or below v. Safe without the scheduler lock.
+func (t *Timeline) Failed(v uint64) error {
+	f := t.fail.Load()
+	if f == nil || v < f.from {
+		return nil
+	}
+	return f.err
+}
+
+// asFailed returns err as the *FailedError that travels downstream: err
+// itself when it already is one, else a new one rooted at (v, what).
+func asFailed(err error, v uint64, what string) *FailedError {
+	var fe *FailedError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &FailedError{Value: v, What: what, Cause: err}
+}
+
+// failTimeline marks t failed from v (at least one past what was promised:
+// a promised value will be reached) and fails the held submits that can
+// no longer complete: waits at or past the failed value, and signals of t
+// at or past it. Failed submits are appended to *dead. Called with the
+// scheduler lock held.
+func (sc *scheduler) failTimeline(t *Timeline, v uint64, err *FailedError, dead *[]*Submission) {
+	v = max(v, t.promised+1)
+	if f := t.fail.Load(); f != nil && f.from <= v {
+		return
+	}
+	t.fail.Store(&failure{from: v, err: err})
+	// Held signallers of t at or past v come after every one below it
+	// (values increase in acceptance order): cut the queue there.
+	for i := t.head; i < len(t.signallers); i++ {
+		s := t.signallers[i]
+		if s == nil || signalValue(s, t) < v {
+			continue
+		}
+		cut := t.signallers[i:]
+		failing := append([]*Submission(nil), cut...)
+		clear(cut)
+		t.signallers = t.signallers[:i]
+		t.compact()
+		for _, s := range failing {
+			sc.failSubmit(s, err, dead)
+		}
+		break
+	}
+	// Held waits at or past v.
+	var failing []*Submission
+	keep := t.waiters[:0]
+	for _, w := range t.waiters {
+		switch {
+		case w.s.dead:
+		case w.value >= v:
+			failing = append(failing, w.s)
+		default:
+			keep = append(keep, w)
+		}
+	}
+	clear(t.waiters[len(keep):])
+	t.waiters = minheap.Heapify(keep, lower)
+	for _, s := range failing {
+		sc.failSubmit(s, err, dead)
+	}
+	// The GPU owes t what was submitted (promised) and what the remaining
+	// held signallers, all below v, signal.
+	t.gpu = t.promised
+	if t.head < len(t.signallers) {
+		t.gpu = max(t.gpu, signalValue(t.signallers[len(t.signallers)-1], t))
+	}
+}
+
+// failSubmit fails held submit s with err and fails what it would have
+// signalled. Called with the scheduler lock held.
+func (sc *scheduler) failSubmit(s *Submission, err *FailedError, dead *[]*Submission) {
+	if s.dead {
+		return
+	}
+	s.dead = true
+	s.err = err
+	sc.unlink(s)
+	sc.removeReady(s)
+	*dead = append(*dead, s)
+	for i, p := range s.Signals {
+		if !firstOf(s.Signals, i) {
+			continue
+		}
+		t := p.TL
+		// s may sit in t's queue of held signallers (not when it was cut
+		// from it already): take it out, and unblock the next one if s
+		// was first.
+		for k := t.head; k < len(t.signallers); k++ {
+			if t.signallers[k] != s {
+				continue
+			}
+			copy(t.signallers[k:], t.signallers[k+1:])
+			t.signallers[len(t.signallers)-1] = nil
+			t.signallers = t.signallers[:len(t.signallers)-1]
+			break
+		}
+		sc.failTimeline(t, p.Value, err, dead)
+	}
+}
+
+// removeReady takes s out of the ready heap, if it is there.
+func (sc *scheduler) removeReady(s *Submission) {
+	for i, r := range sc.ready {
+		if r == s {
+			last := len(sc.ready) - 1
+			sc.ready[i] = sc.ready[last]
+			sc.ready[last] = nil
+			sc.ready = minheap.Heapify(sc.ready[:last], earlier)
+			return
+		}
+	}
+}
+
+// signalValue returns the highest value s signals on t.
+func signalValue(s *Submission, t *Timeline) uint64 {
+	var v uint64
+	for _, p := range s.Signals {
+		if p.TL == t {
+			v = max(v, p.Value)
+		}
+	}
+	return v
+}
+
+// failedWait returns the failure of the first of s's waits (or signals:
+// a failed timeline takes no new signal) that is failed, or nil. Called
+// with the scheduler lock held.
+func (s *Submission) failedWait() *FailedError {
+	for _, w := range s.Waits {
+		if f := w.TL.fail.Load(); f != nil && w.Value >= f.from {
+			return f.err
+		}
+	}
+	for _, p := range s.Signals {
+		if f := p.TL.fail.Load(); f != nil {
+			return f.err
+		}
+	}
+	return nil
+}
+
+// FailTimeline marks t failed from value v with cause, as a producer's
+// failure outside the scheduler does (a DLPack consumer, a closed
+// timeline), and fails everything held downstream.
+func (d *Device) FailTimeline(t *Timeline, v uint64, what string, cause error) {
+	sc := &d.sched
+	sc.mu.Lock()
+	var dead []*Submission
+	sc.failTimeline(t, v, asFailed(cause, v, what), &dead)
+	ready := sc.drain(d)
+	sc.mu.Unlock()
+	finish(dead)
+	finish(ready)
+}
+
+// CloseTimeline fails every value of t past what accepted submits signal:
+// once t is closed no submit or host signal can reach them, so their
+// held waiters fail now (with ErrClosed) instead of waiting until
+// Manager.Close.
+func (d *Device) CloseTimeline(t *Timeline) {
+	sc := &d.sched
+	sc.mu.Lock()
+	v := max(t.reserved, t.promised) + 1
+	var dead []*Submission
+	sc.failTimeline(t, v, &FailedError{Value: v, What: "timeline closed", Cause: Closed("timeline")}, &dead)
+	ready := sc.drain(d)
+	sc.mu.Unlock()
+	finish(dead)
+	finish(ready)
+}
