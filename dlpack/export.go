@@ -48,10 +48,15 @@ type Options struct {
 	// The zero value asks for none.
 	Consumer timeline.Point
 	// Stream is a kDLCUDA consumer's stream, as DLPack's stream argument
-	// says it: a CUstream / cudaStream_t handle, 1 for the legacy default
-	// stream (0 means the same), 2 for the per-thread default stream, -1
-	// for no synchronization. The stream waits on the GPU for the tensor's
-	// ready point (cuda.go).
+	// says it: a CUstream / cudaStream_t handle of the device's primary
+	// context, 1 for the legacy default stream (0, the zero value, means
+	// the same: DLPack's None), 2 for the per-thread default stream of the
+	// calling OS thread (from Go, only meaningful on a goroutine locked to
+	// its thread), -1 for no synchronization. Below -1 is ErrInvalid. The
+	// stream waits on the GPU for the tensor's ready point (or Export waits
+	// on the host where timelines cannot be shared). -1 leaves the
+	// tensor's pending writes to the consumer, but a copy the export makes
+	// is complete when Export returns, whatever the stream (cuda.go).
 	Stream int64
 }
 
@@ -141,7 +146,12 @@ func Live() int {
 // half-written data. For a Vulkan export data points to a VulkanBuffer
 // whose ready point the consumer's first submit must wait on, and Export
 // does not block (but for CopyAlways, which copies on the GPU after waiting
-// for pending work).
+// for pending work). A kDLCUDA export (Options.Device of type CUDA) orders
+// Options.Stream after the tensor's ready point; see docs/INTEROP.md.
+//
+// An export submits one batch at most (a GPU copy, a consumer's or CUDA's
+// ready signal, or a copy that signals), admitted whole or refused whole:
+// a refused call has submitted nothing and holds nothing.
 //
 // Strides are always filled in. A read-only tensor has READ_ONLY set; a
 // legacy struct cannot say so, so a legacy export of it is a copy (or an
