@@ -127,6 +127,18 @@ func fakeLibcudaChild(t *testing.T, logPath string) {
 		"cuStreamSynchronize stream=(nil)",
 	}, log.next(t))
 
+	// The stand-in enforces the driver's stream rules: NULL, 1 (legacy), 2
+	// (per-thread) or a stream it made. DLPack's -1 is not a handle.
+	require.NoError(t, sem.WaitAsync(Stream(1), 43))
+	require.NoError(t, sem.WaitAsync(Stream(2), 44))
+	require.ErrorContains(t, sem.WaitAsync(Stream(^uintptr(0)), 45), "CUDA_ERROR_INVALID_HANDLE")
+	require.ErrorContains(t, ctx.Synchronize(Stream(0x5eed0000)), "CUDA_ERROR_INVALID_HANDLE")
+	lines = log.next(t)
+	require.Len(t, lines, 6)
+	assert.Equal(t, "cuWaitExternalSemaphoresAsync WRONG: invalid stream 0xffffffffffffffff", lines[3])
+	assert.Equal(t, "cuStreamSynchronize WRONG: invalid stream 0x5eed0000", lines[5])
+	wrong := 2 // the two lines above
+
 	require.NoError(t, ctx.Close())
 	assert.Empty(t, log.next(t), "children keep the primary context")
 	require.NoError(t, sem.Close())
@@ -136,5 +148,5 @@ func fakeLibcudaChild(t *testing.T, logPath string) {
 
 	b, err := os.ReadFile(logPath)
 	require.NoError(t, err)
-	assert.NotContains(t, string(b), "WRONG")
+	assert.Equal(t, wrong, strings.Count(string(b), "WRONG"))
 }

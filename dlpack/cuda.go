@@ -23,12 +23,30 @@ import (
 // A kDLCUDA export hands the tensor's memory to CUDA without a copy
 // (docs/INTEROP.md): the tensor's exportable memory is exported as an
 // opaque fd and imported into the CUDA device whose UUID is the Vulkan
-// device's (package cuda); data is the mapped device pointer. The
-// consumer's stream waits on the GPU for the tensor's ready point through
-// an exported timeline imported into CUDA; where timelines cannot be
-// shared, Export waits for the ready point on the host before returning,
-// which satisfies the same contract. The deleter frees the CUDA mapping
-// and drops the export's reference on the tensor.
+// device's (package cuda); data is the mapped device pointer. Memory that
+// is not exportable is first copied on the GPU into an exportable tensor
+// (IS_COPIED). The deleter frees the CUDA mapping and drops the export's
+// reference on the tensor.
+//
+// Ordering, by the consumer's stream (DLPack's stream argument):
+//
+//   - a stream (0 or 1 the legacy default stream, 2 the per-thread default
+//     stream, or a CUstream of the device's primary context): the stream
+//     waits on the GPU for the ready point (the copy, or the last vkflow
+//     work submitted on the tensor) through a timeline exported to CUDA.
+//     Where timelines cannot be shared, Export waits for the ready point on
+//     the host before returning, which keeps the same promise.
+//   - -1, no synchronization: the consumer orders its work after the
+//     tensor's own pending writes itself, and Export does not wait for
+//     them. The copy, though, is the export's own work, which the consumer
+//     cannot see: Export waits for it on the host before returning.
+//
+// Steps that can fail come before any work is submitted; the export then
+// submits one batch at most (the copy, or the ready signal, or both in
+// one) and, last, enqueues the CUDA wait. Only that enqueue can fail after
+// the batch (a stream handle CUDA refuses): the batch then signals a
+// timeline nobody waits on and copies into a tensor nobody sees, and
+// everything else is undone.
 
 // exportCUDA is Export for a kDLCUDA dl_device.
 func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Options, versioned bool, version Version, dt DataType) (Managed, error) {
@@ -38,6 +56,13 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 	}
 	if opts.Copy < CopyIfNeeded || opts.Copy > CopyNever {
 		return Managed{}, core.Invalid("dlpack: Export: unknown copy mode %d", opts.Copy)
+	}
+	if opts.Stream < -1 {
+		return Managed{}, core.Invalid("dlpack: Export: stream %d: a kDLCUDA consumer passes a CUDA stream handle, 1 (or 0) for the legacy default stream, 2 for the per-thread default stream or -1 for no synchronization", opts.Stream)
+	}
+	copied := opts.Copy == CopyAlways || !t.Allocation().Exportable()
+	if copied && opts.Copy == CopyNever {
+		return Managed{}, core.Unsupported("dlpack: Export: %v to %v needs exportable memory (tensor.Exportable()) and copy=never", t, target)
 	}
 	drv, err := cuda.Open()
 	if err != nil {
@@ -57,12 +82,8 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 		return Managed{}, core.Unsupported("dlpack: Export: dl_device %v: this Vulkan device is CUDA device %d (%s), not %d", target, dev.Ordinal, dev.Name, target.ID)
 	}
 	src := t
-	copied := opts.Copy == CopyAlways || !t.Allocation().Exportable()
 	if copied {
-		if opts.Copy == CopyNever {
-			return Managed{}, core.Unsupported("dlpack: Export: %v to %v needs exportable memory (tensor.Exportable()) and copy=never", t, target)
-		}
-		c, err := gpuCopy(ctx, d, t, tensor.Exportable())
+		c, err := newCopy(d, t, tensor.Exportable())
 		if err != nil {
 			return Managed{}, err
 		}
@@ -73,7 +94,7 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 	if err := e.hold(d, src); err != nil {
 		return Managed{}, err
 	}
-	mem, sem, tl, err := importCUDA(ctx, d, cctx, src, opts.Stream)
+	imp, err := importCUDA(ctx, d, cctx, t, src, copied, opts.Stream)
 	if err != nil {
 		e.free()
 		return Managed{}, err
@@ -81,13 +102,7 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 	e.cuda = func() {
 		// The consumer has finished with the memory when it calls the
 		// deleter (DLPack): its stream work is done or ordered before.
-		if sem != nil {
-			sem.Close()
-		}
-		if tl != nil {
-			tl.Close()
-		}
-		mem.Close()
+		imp.close()
 		cctx.Close()
 	}
 	ok = true
@@ -98,7 +113,7 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 	if copied {
 		flags |= FlagIsCopied
 	}
-	m := e.build(t, versioned, version, flags, target, dt, C.vkflowDevicePointer(C.uintptr_t(mem.Ptr())))
+	m := e.build(t, versioned, version, flags, target, dt, C.vkflowDevicePointer(C.uintptr_t(imp.mem.Ptr())))
 	live.Lock()
 	if live.m == nil {
 		live.m = make(map[unsafe.Pointer]*export)
@@ -108,62 +123,96 @@ func exportCUDA(ctx context.Context, d *core.Device, t *tensor.Tensor, opts Opti
 	return m, nil
 }
 
-// importCUDA maps src's memory into cctx and orders stream after src's
-// ready point: on the GPU through a shared timeline (sem and tl, closed by
-// the caller with the export), or on the host where timelines cannot be
-// shared. stream -1 asks for no ordering.
-func importCUDA(ctx context.Context, d *core.Device, cctx *cuda.Context, src *tensor.Tensor, stream int64) (*cuda.Memory, *cuda.Semaphore, *timeline.Timeline, error) {
+// cudaImport is what a kDLCUDA export holds in CUDA: the mapped memory and,
+// where the consumer's stream waits on the GPU, the shared timeline.
+type cudaImport struct {
+	mem *cuda.Memory
+	sem *cuda.Semaphore
+	tl  *timeline.Timeline
+}
+
+func (c *cudaImport) close() {
+	if c.sem != nil {
+		c.sem.Close()
+	}
+	if c.tl != nil {
+		c.tl.Close()
+	}
+	if c.mem != nil {
+		c.mem.Close()
+	}
+}
+
+// importCUDA maps src's memory into cctx and orders the consumer's stream
+// after src's ready point (see the comment at the top of the file). When
+// copied, src is a new tensor that the copy of t fills: the copy is
+// submitted here, after every step that can fail but the CUDA wait.
+func importCUDA(ctx context.Context, d *core.Device, cctx *cuda.Context, t, src *tensor.Tensor, copied bool, stream int64) (*cudaImport, error) {
+	imp := &cudaImport{}
+	fail := func(err error) (*cudaImport, error) {
+		imp.close()
+		return nil, fmt.Errorf("dlpack: Export to CUDA: %w", err)
+	}
 	h, err := interop.Export(src)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	mem, err := cctx.ImportMemory(h.FD, h.Size, h.Dedicated, h.Offset, h.Bytes)
-	if err != nil {
+	if imp.mem, err = cctx.ImportMemory(h.FD, h.Size, h.Dedicated, h.Offset, h.Bytes); err != nil {
 		syscall.Close(h.FD) // CUDA took it only on success
-		return nil, nil, nil, fmt.Errorf("dlpack: Export to CUDA: %w", err)
+		return fail(err)
 	}
-	if stream == -1 {
-		return mem, nil, nil, nil
+	// onGPU: the consumer's stream waits on the GPU for the ready point;
+	// else Export waits for it on the host (no shared timelines), or, for
+	// stream -1, for the copy alone.
+	onGPU := false
+	if stream != -1 {
+		tl, err := timeline.New(d, 0, timeline.Exportable())
+		switch {
+		case errors.Is(err, core.ErrUnsupported): // no shared timelines
+		case err != nil:
+			return fail(err)
+		default:
+			imp.tl, onGPU = tl, true
+			fd, err := interop.ExportTimeline(tl)
+			if err != nil {
+				return fail(err)
+			}
+			if imp.sem, err = cctx.ImportTimeline(fd); err != nil {
+				syscall.Close(fd)
+				return fail(err)
+			}
+		}
 	}
-	s := cuda.Stream(stream)
-	if stream == 0 {
-		s = cuda.Stream(1) // DLPack: the legacy default stream
+	var signals []timeline.Point
+	if onGPU {
+		signals = []timeline.Point{{Timeline: imp.tl, Value: 1}}
 	}
-	tl, err := timeline.New(d, 0, timeline.Exportable())
-	if errors.Is(err, core.ErrUnsupported) {
-		// No shared timelines: the data is ready before the consumer gets it.
+	// The one batch: the copy (signalling the ready point when it is
+	// done), or the ready signal after the tensor's pending uses.
+	switch {
+	case copied:
+		err = copyInto(ctx, d, t, src, signals...)
+	case onGPU:
+		err = d.SignalWhenReady(src.Object(), []core.Point{{TL: imp.tl.State(), Value: 1}})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if !onGPU && (copied || stream != -1) {
+		// The ready point on the host: the copy (the export's own work,
+		// whatever the stream), or the tensor's pending uses.
 		if err := d.WaitUses(ctx, src.Object()); err != nil {
-			mem.Close()
-			return nil, nil, nil, err
+			return fail(err)
 		}
-		return mem, nil, nil, nil
 	}
-	if err != nil {
-		mem.Close()
-		return nil, nil, nil, err
-	}
-	fail := func(err error, sem *cuda.Semaphore) (*cuda.Memory, *cuda.Semaphore, *timeline.Timeline, error) {
-		if sem != nil {
-			sem.Close()
+	if onGPU {
+		s := cuda.Stream(stream)
+		if stream == 0 {
+			s = cuda.Stream(1) // DLPack: the legacy default stream
 		}
-		tl.Close()
-		mem.Close()
-		return nil, nil, nil, fmt.Errorf("dlpack: Export to CUDA: %w", err)
+		if err := imp.sem.WaitAsync(s, 1); err != nil {
+			return fail(err)
+		}
 	}
-	fd, err := interop.ExportTimeline(tl)
-	if err != nil {
-		return fail(err, nil)
-	}
-	sem, err := cctx.ImportTimeline(fd)
-	if err != nil {
-		syscall.Close(fd)
-		return fail(err, nil)
-	}
-	if err := d.SignalWhenReady(src.Object(), []core.Point{{TL: tl.State(), Value: 1}}); err != nil {
-		return fail(err, sem)
-	}
-	if err := sem.WaitAsync(s, 1); err != nil {
-		return fail(err, sem)
-	}
-	return mem, sem, tl, nil
+	return imp, nil
 }

@@ -35,6 +35,7 @@ func TestExportCUDAUnsupported(t *testing.T) {
 		{"no CUDA here", dlpack.Options{Device: &dlpack.Device{Type: dlpack.CUDA, ID: 0}, Stream: 1}, vkflow.ErrUnsupported},
 		{"consumer timeline", dlpack.Options{Device: &dlpack.Device{Type: dlpack.CUDA}, Consumer: timeline.Point{Timeline: tl, Value: 1}}, vkflow.ErrInvalid},
 		{"bad copy mode", dlpack.Options{Device: &dlpack.Device{Type: dlpack.CUDA}, Copy: 7}, vkflow.ErrInvalid},
+		{"stream below -1", dlpack.Options{Device: &dlpack.Device{Type: dlpack.CUDA}, Stream: -2}, vkflow.ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

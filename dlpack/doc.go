@@ -6,7 +6,7 @@
 // # Export
 //
 // Export returns a Managed: a DLManagedTensor (legacy, when the consumer
-// gives no MaxVersion) or a DLManagedTensorVersioned 1.x in C memory. Two
+// gives no MaxVersion) or a DLManagedTensorVersioned 1.x in C memory. Three
 // device types go out:
 //
 //   - kDLCPU, for memory the host can map: data is the mapped memory
@@ -15,6 +15,9 @@
 //   - kDLVulkan, for consumers in this process that use the same VkDevice:
 //     data points to a VulkanBuffer (vkflow_vulkan_buffer in C, the
 //     first three members in Apache TVM's order).
+//   - kDLCUDA, on request, where CUDA sees the Vulkan device: data is a
+//     CUDA device pointer over the tensor's exportable memory (or over a
+//     GPU copy into exportable memory, IS_COPIED); package cuda.
 //
 // # Synchronization contract
 //
@@ -43,14 +46,28 @@
 //     for until Manager.Close gives up on it (its close timeout): the
 //     memory and the device are then leaked, and an error logged, rather
 //     than freed under the consumer (docs/DLPACK.md).
-//  5. Writes submitted after Export are not ordered against the consumer:
+//  5. CUDA (DLPack's stream argument, Options.Stream): the consumer's
+//     stream (1 or 0 the legacy default, 2 per-thread, or a handle) waits
+//     on the GPU for the ready point through a timeline shared with CUDA;
+//     where timelines cannot be shared Export waits on the host instead.
+//     -1 asks for no synchronization: the tensor's pending writes are the
+//     consumer's to wait for, but a copy the export made is its own work
+//     and is complete when Export returns.
+//  6. Writes submitted after Export are not ordered against the consumer:
 //     the producer keeps its hands off until it has the tensor back, as with
 //     any DLPack exchange.
 //
 // Submits held back by vkflow's scheduler (waiting for a timeline nobody
 // signalled yet) have not reached the GPU and are not "pending" in this
-// sense: they count as writes after the export (rule 5). Waiting for them
+// sense: they count as writes after the export (rule 6). Waiting for them
 // could deadlock a host that signals their timeline later.
+//
+// A refused export does nothing: it submits one batch at most (a copy, a
+// ready signal, or a copy that signals the ready point), after every step
+// that can fail, so the scheduler admits it whole or refuses it whole. The
+// one exception is a kDLCUDA export's last step, CUDA's enqueue of the
+// stream wait (a stream CUDA refuses): its batch then copies into memory
+// nobody sees and signals a timeline nobody waits on.
 //
 // # Lifetime
 //

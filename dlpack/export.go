@@ -48,10 +48,15 @@ type Options struct {
 	// The zero value asks for none.
 	Consumer timeline.Point
 	// Stream is a kDLCUDA consumer's stream, as DLPack's stream argument
-	// says it: a CUstream / cudaStream_t handle, 1 for the legacy default
-	// stream (0 means the same), 2 for the per-thread default stream, -1
-	// for no synchronization. The stream waits on the GPU for the tensor's
-	// ready point (cuda.go).
+	// says it: a CUstream / cudaStream_t handle of the device's primary
+	// context, 1 for the legacy default stream (0, the zero value, means
+	// the same: DLPack's None), 2 for the per-thread default stream of the
+	// calling OS thread (from Go, only meaningful on a goroutine locked to
+	// its thread), -1 for no synchronization. Below -1 is ErrInvalid. The
+	// stream waits on the GPU for the tensor's ready point (or Export waits
+	// on the host where timelines cannot be shared). -1 leaves the
+	// tensor's pending writes to the consumer, but a copy the export makes
+	// is complete when Export returns, whatever the stream (cuda.go).
 	Stream int64
 }
 
@@ -141,7 +146,12 @@ func Live() int {
 // half-written data. For a Vulkan export data points to a VulkanBuffer
 // whose ready point the consumer's first submit must wait on, and Export
 // does not block (but for CopyAlways, which copies on the GPU after waiting
-// for pending work).
+// for pending work). A kDLCUDA export (Options.Device of type CUDA) orders
+// Options.Stream after the tensor's ready point; see docs/INTEROP.md.
+//
+// An export submits one batch at most (a GPU copy, a consumer's or CUDA's
+// ready signal, or a copy that signals), admitted whole or refused whole:
+// a refused call has submitted nothing and holds nothing.
 //
 // Strides are always filled in. A read-only tensor has READ_ONLY set; a
 // legacy struct cannot say so, so a legacy export of it is a copy (or an
@@ -252,9 +262,19 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 		data = t.Allocation().Mapped
 		e.host = t.Allocation()
 	default: // Vulkan
+		// One batch at most: the copy (CopyAlways) and the consumer's
+		// signal go in one submit, admitted whole or refused whole.
+		var signals []timeline.Point
+		if consumer {
+			p := opts.Consumer
+			if err := d.CheckSignals([]core.Point{{TL: p.Timeline.State(), Value: p.Value}}); err != nil {
+				return Managed{}, fmt.Errorf("dlpack: Export: consumer point: %w", err)
+			}
+			signals = append(signals, p)
+		}
 		src := t
 		if doCopy {
-			c, err := gpuCopy(ctx, d, t)
+			c, err := newCopy(d, t)
 			if err != nil {
 				return Managed{}, err
 			}
@@ -264,16 +284,25 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 		if err := e.hold(d, src); err != nil {
 			return Managed{}, err
 		}
-		a := src.Allocation()
-		e.vb = &VulkanBuffer{Device: d.VK.Handle(), Buffer: a.Buffer, Memory: a.Memory(), MemoryOffset: a.MemoryOffset(), Size: src.Bytes()}
-		if consumer {
+		switch {
+		case doCopy:
+			if err := copyInto(ctx, d, t, src, signals...); err != nil {
+				e.free()
+				return Managed{}, err
+			}
+		case consumer:
 			p := opts.Consumer
 			if err := d.SignalWhenReady(src.Object(), []core.Point{{TL: p.Timeline.State(), Value: p.Value}}); err != nil {
 				e.free()
 				return Managed{}, err
 			}
-			e.vb.ReadySemaphore, e.vb.ReadyValue = p.Timeline.Semaphore(), p.Value
+		}
+		a := src.Allocation()
+		e.vb = &VulkanBuffer{Device: d.VK.Handle(), Buffer: a.Buffer, Memory: a.Memory(), MemoryOffset: a.MemoryOffset(), Size: src.Bytes()}
+		if consumer {
+			e.vb.ReadySemaphore, e.vb.ReadyValue = opts.Consumer.Timeline.Semaphore(), opts.Consumer.Value
 		} else {
+			// The copy's batch, or the tensor's uses, on one queue: no submit.
 			q, v, err := d.ReadyPoint(src.Object())
 			if err != nil {
 				e.free()
@@ -362,29 +391,32 @@ func hostCopy(d *core.Device, t *tensor.Tensor, dst []byte) error {
 	return t.ReadBytes(dst)
 }
 
-// gpuCopy copies t into a new tensor (Storage unless opts say otherwise)
-// on the GPU, after t's pending work (waited for on the host, since that
-// work may be on any queue).
-func gpuCopy(ctx context.Context, d *core.Device, t *tensor.Tensor, opts ...tensor.Option) (*tensor.Tensor, error) {
-	if err := d.WaitUses(ctx, t.Object()); err != nil {
-		return nil, err
-	}
+// newCopy makes the tensor a GPU copy of t goes into: Storage unless opts
+// say otherwise. Nothing is submitted.
+func newCopy(d *core.Device, t *tensor.Tensor, opts ...tensor.Option) (*tensor.Tensor, error) {
 	if len(opts) == 0 {
 		opts = []tensor.Option{tensor.In(tensor.Storage)}
 	}
-	c, err := tensor.New(d, t.Dtype(), t.Shape(), opts...)
-	if err != nil {
-		return nil, err
+	return tensor.New(d, t.Dtype(), t.Shape(), opts...)
+}
+
+// copyInto copies t into c on the GPU, after t's pending work (waited for
+// on the host, since that work may be on any queue), in one batch that
+// also signals signals once the copy is done. The batch is admitted whole
+// or refused whole (a signal value that does not increase, ErrBusy at the
+// held-submit bound): on any error nothing was submitted.
+func copyInto(ctx context.Context, d *core.Device, t, c *tensor.Tensor, signals ...timeline.Point) error {
+	if err := d.WaitUses(ctx, t.Object()); err != nil {
+		return err
 	}
 	s, err := sequence.New(d, 0)
 	if err != nil {
-		c.Close()
-		return nil, err
+		return err
 	}
 	defer s.Close() // a pending submit keeps what it uses alive
-	if err := s.Copy(t, c).EvalAsync().Err(); err != nil {
-		c.Close()
-		return nil, err
+	opts := make([]sequence.SubmitOption, len(signals))
+	for i, p := range signals {
+		opts[i] = sequence.Signal(p.Timeline, p.Value)
 	}
-	return c, nil
+	return s.Copy(t, c).Submit(ctx, opts...).Err()
 }

@@ -7,11 +7,24 @@
 //
 // The unversioned names that cuda.h maps to _v2 symbols are exported too,
 // as traps: calling one logs "WRONG" and fails.
+//
+// It enforces the stream rules of the real driver: a CUstream argument is
+// NULL or CU_STREAM_LEGACY (1) (the legacy default stream),
+// CU_STREAM_PER_THREAD (2), or a stream this library created; anything
+// else (DLPack's -1, "no synchronization", passed on as a handle, say) logs
+// "WRONG" and fails with CUDA_ERROR_INVALID_HANDLE.
+//
+// Two switches serve package dlpack's kDLCUDA tests on lavapipe:
+// $VKFLOW_FAKE_CUDA_UUID (32 hex digits) is the device's UUID, so that the
+// Vulkan device matches it, and with $VKFLOW_FAKE_CUDA_MAP set the mapped
+// buffer is the imported fd's memory mapped into this process (lavapipe's
+// opaque fds are memfds), so a test reads what a CUDA kernel would see.
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -31,6 +44,9 @@ enum {
 
 static int depth; // the context stack
 static int memFD = -1, semFD = -1;
+static uint64_t memSize;         // the imported allocation's size
+static void *mapBase;            // its mapping under $VKFLOW_FAKE_CUDA_MAP
+static uint64_t mapPtr;          // the device pointer handed out for it
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...) {
@@ -84,6 +100,14 @@ CUresult cuDeviceGetName(char *name, int len, int dev) {
 
 CUresult cuDeviceGetUuid_v2(unsigned char *uuid, int dev) {
 	for (int i = 0; i < 16; i++) uuid[i] = (unsigned char)(0xa0 + i);
+	const char *hex = getenv("VKFLOW_FAKE_CUDA_UUID");
+	if (hex != NULL && strlen(hex) == 32) {
+		for (int i = 0; i < 16; i++) {
+			unsigned int b;
+			if (sscanf(hex + 2 * i, "%2x", &b) != 1) return INVALID_VALUE;
+			uuid[i] = (unsigned char)b;
+		}
+	}
 	return dev == 7 ? OK : 101;
 }
 
@@ -123,6 +147,14 @@ CUresult cuCtxPopCurrent_v2(void **ctx) {
 		return INVALID_CONTEXT; \
 	}
 
+// validStream reports whether s names a stream of the context: NULL or
+// CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, or one cuStreamCreate made.
+static int validStream(const char *name, void *s) {
+	if (s == NULL || s == (void *)1 || s == (void *)2 || s == STREAM) return 1;
+	logf_("%s WRONG: invalid stream %p", name, s);
+	return 0;
+}
+
 CUresult cuStreamCreate(void **s, unsigned int flags) {
 	NEED_CONTEXT("cuStreamCreate");
 	logf_("cuStreamCreate flags=%u", flags);
@@ -139,7 +171,7 @@ CUresult cuStreamDestroy_v2(void *s) {
 CUresult cuStreamSynchronize(void *s) {
 	NEED_CONTEXT("cuStreamSynchronize");
 	logf_("cuStreamSynchronize stream=%p", s);
-	return OK;
+	return validStream("cuStreamSynchronize", s) ? OK : INVALID_HANDLE;
 }
 
 // CUDA_EXTERNAL_MEMORY_HANDLE_DESC: type 0, handle.fd 8, size 24, flags 32,
@@ -152,6 +184,7 @@ CUresult cuImportExternalMemory(void **out, const void *desc) {
 	if (size == 12345 * 4096ull) return UNNAMED_IN_GO;
 	if (U32(desc, 0) != 1) return INVALID_VALUE;
 	memFD = I32(desc, 8);
+	memSize = size;
 	*out = EXTMEM;
 	return OK;
 }
@@ -165,12 +198,26 @@ CUresult cuExternalMemoryGetMappedBuffer(uint64_t *ptr, void *mem, const void *d
 		zero((const char *)desc + 20, 64));
 	if (mem != EXTMEM) return INVALID_HANDLE;
 	*ptr = 0x7f0000000000ull + U64(desc, 0);
+	if (getenv("VKFLOW_FAKE_CUDA_MAP") != NULL) {
+		mapBase = mmap(NULL, memSize, PROT_READ | PROT_WRITE, MAP_SHARED, memFD, 0);
+		if (mapBase == MAP_FAILED) {
+			logf_("cuExternalMemoryGetMappedBuffer WRONG: mmap of fd %d failed", memFD);
+			mapBase = NULL;
+			return INVALID_VALUE;
+		}
+		*ptr = (uint64_t)(uintptr_t)mapBase + U64(desc, 0);
+	}
+	mapPtr = *ptr;
 	return OK;
 }
 
 CUresult cuMemFree_v2(uint64_t ptr) {
 	NEED_CONTEXT("cuMemFree_v2");
 	logf_("cuMemFree_v2 ptr=%#llx", (unsigned long long)ptr);
+	if (ptr != mapPtr) return INVALID_VALUE;
+	if (mapBase != NULL) munmap(mapBase, memSize);
+	mapBase = NULL;
+	mapPtr = 0;
 	return OK;
 }
 
@@ -209,6 +256,7 @@ static CUresult semOp(const char *name, void *const *sems, const void *params, u
 	logf_("%s n=%u sem=%p value=%llu stream=%p flags=%u zero=%d", name, n, sems[0],
 		(unsigned long long)U64(params, 0), stream, U32(params, 72),
 		zero((const char *)params + 8, 64) && zero((const char *)params + 76, 68));
+	if (!validStream(name, stream)) return INVALID_HANDLE;
 	return sems[0] == EXTSEM && n == 1 ? OK : INVALID_HANDLE;
 }
 

@@ -717,7 +717,9 @@ class Tensor(_Handle):
         """A kDLCUDA export: ``stream`` is the consumer's CUDA stream (DLPack:
         None or 1 the legacy default stream, 2 the per-thread default stream,
         -1 no synchronization, else a cudaStream_t), which waits on the GPU
-        for the tensor's ready point."""
+        for the tensor's ready point. With -1 the tensor's pending writes are
+        the consumer's to wait for, but a copy the export makes is complete
+        when this returns."""
         if stream is None:
             stream = 1
         if not isinstance(stream, int) or isinstance(stream, bool):
