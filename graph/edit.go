@@ -139,9 +139,10 @@ func fillValue(n *node) any {
 	return nil
 }
 
-// SetPush changes the push constants of dispatch node n; the command
-// buffers are recorded again at the next run. No run may be in flight
-// (ErrPending).
+// SetPush changes the push constants of dispatch node n, a node of the
+// graph the Exec was compiled from (the zero Node, a node of another graph
+// or one recorded after Compile is ErrInvalid); the command buffers are
+// recorded again at the next run. No run may be in flight (ErrPending).
 func (e *Exec) SetPush(n Node, push ...any) error {
 	if err := e.dev.Enter(); err != nil {
 		return err
@@ -152,8 +153,11 @@ func (e *Exec) SetPush(n Node, push ...any) error {
 	if err := e.editable("SetPush"); err != nil {
 		return err
 	}
-	if n.i < 0 || n.i >= len(e.nodes) || e.nodes[n.i].kind != KindDispatch {
-		return core.Invalid("graph: SetPush: node %d is not a dispatch of this graph", n.i)
+	if err := e.owns("SetPush", n); err != nil {
+		return err
+	}
+	if e.nodes[n.i].kind != KindDispatch {
+		return core.Invalid("graph: SetPush: node %s is not a dispatch", e.nodes[n.i].label(n.i))
 	}
 	nd := &e.nodes[n.i]
 	data, err := algorithm.Push(push...)
@@ -165,6 +169,21 @@ func (e *Exec) SetPush(n Node, push ...any) error {
 	}
 	nd.push = data
 	e.dirty = true
+	return nil
+}
+
+// owns checks that n is one of the Exec's nodes: a node of the graph it
+// was compiled from, recorded before Compile. The zero Node and a node of
+// another graph are refused whatever their index.
+func (e *Exec) owns(what string, n Node) error {
+	switch {
+	case n.g == nil:
+		return core.Invalid("graph: %s: the zero Node is not a node of any graph", what)
+	case n.g.id != e.graph:
+		return core.Invalid("graph: %s: node %d is a node of another graph", what, n.i)
+	case n.i < 0 || n.i >= len(e.nodes):
+		return core.Invalid("graph: %s: node %d was recorded after Compile (the Exec has nodes 0..%d)", what, n.i, len(e.nodes)-1)
+	}
 	return nil
 }
 
