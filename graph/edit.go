@@ -10,11 +10,16 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
-// Rebind replaces tensor old with new in every node, keeping the schedule:
-// new must have old's dtype and byte size, belong to the same Manager and
-// not be used by the graph already (that would change its dependencies:
-// compile again). The command buffers are recorded again at the next run.
-// No run may be in flight (ErrPending).
+// Rebind replaces tensor old with new in every node that names old,
+// keeping the schedule: new must have old's dtype and byte size, belong to
+// the same Manager and touch no memory the graph touches already, through
+// any handle (a view of one of its tensors, of old included, would change
+// its dependencies: compile again). Dependencies follow memory, not
+// handles: nodes on another handle of old's buffer (a kDLVulkan or host
+// view imported through dlpack) keep old's buffer and their order among
+// themselves; the barriers and cross-run waits are derived again from what
+// each node now touches. The command buffers are recorded again at the
+// next run. No run may be in flight (ErrPending).
 func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if old == nil || new == nil {
 		return core.Invalid("graph: Rebind: nil tensor")
@@ -37,7 +42,7 @@ func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if old.Dtype() != new.Dtype() || old.Bytes() != new.Bytes() {
 		return core.Invalid("graph: Rebind: %v has %v × %d, %v has %v × %d: dtype and size must match", old, old.Dtype(), old.Len(), new, new.Dtype(), new.Len())
 	}
-	ob, nb := old.Allocation().Buffer, new.Allocation().Buffer
+	nb := new.Allocation().Buffer
 	used := false
 	for i := range e.nodes {
 		n := &e.nodes[i]
@@ -60,30 +65,39 @@ func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if !used {
 		return core.Invalid("graph: Rebind: %v is not used by the graph", old)
 	}
+	nodes := make([]node, len(e.nodes))
+	for i, n := range e.nodes {
+		n.tensors = append([]*tensor.Tensor(nil), n.tensors...)
+		for k, t := range n.tensors {
+			if t == old {
+				n.tensors[k] = new
+			}
+		}
+		nodes[i] = n
+	}
+	// The edges follow the memory each node touches, not the handle: a
+	// view of the old tensor's buffer (another handle) keeps it, and its
+	// nodes keep their order among themselves but lose the one with the
+	// rebound nodes. So the plan's edges, barriers and cross-run waits
+	// are derived again from the new accesses, on the kept schedule.
+	accs := make([][]access, len(nodes))
+	for i := range nodes {
+		accs[i] = accessesOf(&nodes[i])
+	}
+	edges, wrap, _ := infer(accs)
+	for i, n := range nodes {
+		for _, a := range n.after {
+			edges = append(edges, edge{from: a, to: i, kind: hazOrder})
+		}
+	}
+	if err := e.plan.ordered(edges); err != nil {
+		return fmt.Errorf("graph: Rebind: %w (compile again to change dependencies)", err)
+	}
 	if !new.Object().TryAcquire() {
 		return core.Closed("graph: Rebind: new tensor")
 	}
-	for i := range e.nodes {
-		for k, t := range e.nodes[i].tensors {
-			if t == old {
-				e.nodes[i].tensors[k] = new
-			}
-		}
-	}
-	for k := range e.plan.edges {
-		if e.plan.edges[k].buf == ob {
-			e.plan.edges[k].buf = nb
-		}
-	}
-	for _, seg := range e.plan.segs {
-		for _, b := range seg.bars {
-			for k := range b.bufs {
-				if b.bufs[k].Buffer == ob {
-					b.bufs[k].Buffer = nb
-				}
-			}
-		}
-	}
+	e.nodes = nodes
+	e.plan.replan(edges, wrap, accs)
 	for k, o := range e.held {
 		if o == old.Object() {
 			e.held[k] = new.Object()
