@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,44 +37,67 @@ func vulkanView(t *testing.T, m *vkflow.Manager, src *tensor.Tensor) *tensor.Ten
 func TestRebindKeepsViewHazards(t *testing.T) {
 	const n = 1024
 	ctx := context.Background()
-	for _, c := range []struct {
-		name   string
-		rebind func(src, view *tensor.Tensor) *tensor.Tensor // which handle Rebind replaces
-		out    float32                                       // what the copy then reads
-		host   float32                                       // what the download then reads
-	}{
-		{"the producer", func(src, _ *tensor.Tensor) *tensor.Tensor { return src }, 7, 2},
-		{"the view", func(_, view *tensor.Tensor) *tensor.Tensor { return view }, 2, 2}, // src keeps run 1's 2s
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			m, _, _, _ := newFixture(t, 4)
-			src := mustNew(t, m, tensor.Float32, n)
-			view := vulkanView(t, m, src)
-			out := mustNew(t, m, tensor.Float32, n)
-			spare, err := tensor.FromSlice(m, constant(n, 7))
-			require.NoError(t, err)
+	for _, q := range []int{1, 2} {
+		for _, c := range []struct {
+			name   string
+			rebind func(src, view *tensor.Tensor) *tensor.Tensor // which handle Rebind replaces
+			out    float32                                       // what the copy then reads
+			host   float32                                       // what the download then reads
+		}{
+			{"the producer", func(src, _ *tensor.Tensor) *tensor.Tensor { return src }, 7, 2},
+			{"the view", func(_, view *tensor.Tensor) *tensor.Tensor { return view }, 2, 2}, // src keeps run 1's 2s
+		} {
+			t.Run(fmt.Sprintf("%d queues/%s", q, c.name), func(t *testing.T) {
+				m, _, _, _ := newFixture(t, 4, vkflow.WithQueues(q, false))
+				src := mustNew(t, m, tensor.Float32, n)
+				view := vulkanView(t, m, src)
+				out := mustNew(t, m, tensor.Float32, n)
+				spare, err := tensor.FromSlice(m, constant(n, 7))
+				require.NoError(t, err)
 
-			g, _ := graph.New(m)
-			g.Fill(view, float32(1))
-			g.Copy(src, out) // reads what the fill of the view wrote
-			g.Fill(view, float32(2))
-			host := make([]float32, n)
-			g.Download(view, host)
-			e, err := g.Compile()
-			require.NoError(t, err)
-			require.NoError(t, e.Run(ctx))
-			assert.Equal(t, constant(n, 2), host)
-			assert.Equal(t, constant(n, 1), floats(t, out))
-
-			// Nodes on the rebound handle now touch spare; the others
-			// still touch src's buffer and still conflict with each other.
-			require.NoError(t, e.Rebind(c.rebind(src, view), spare))
-			for range 2 {
+				g, _ := graph.New(m)
+				g.Fill(view, float32(1))
+				g.Copy(src, out) // reads what the fill of the view wrote
+				g.Fill(view, float32(2))
+				host := make([]float32, n)
+				g.Download(view, host)
+				e, err := g.Compile()
+				require.NoError(t, err)
 				require.NoError(t, e.Run(ctx))
-			}
-			assert.Equal(t, constant(n, c.host), host)
-			assert.Equal(t, constant(n, c.out), floats(t, out))
-		})
+				assert.Equal(t, constant(n, 2), host)
+				assert.Equal(t, constant(n, 1), floats(t, out))
+
+				// Nodes on the rebound handle now touch spare; the others
+				// still touch src's buffer and still conflict with each other.
+				require.NoError(t, e.Rebind(c.rebind(src, view), spare))
+				require.NoError(t, graph.CheckSchedule(e), "every edge of the rebound graph is ordered by the kept schedule")
+				// The edges are those of the rebound graph: the nodes on the
+				// rebound handle no longer depend on the ones on the other.
+				rebound, _ := graph.New(m)
+				for _, nd := range []func(g *graph.Graph, src, view *tensor.Tensor){
+					func(g *graph.Graph, _, v *tensor.Tensor) { g.Fill(v, float32(1)) },
+					func(g *graph.Graph, s, _ *tensor.Tensor) { g.Copy(s, out) },
+					func(g *graph.Graph, _, v *tensor.Tensor) { g.Fill(v, float32(2)) },
+					func(g *graph.Graph, _, v *tensor.Tensor) { g.Download(v, host) },
+				} {
+					s, v := src, view
+					if c.name == "the producer" {
+						s = spare
+					} else {
+						v = spare
+					}
+					nd(rebound, s, v)
+				}
+				fresh, err := rebound.Compile()
+				require.NoError(t, err)
+				assert.ElementsMatch(t, graph.Edges(fresh), graph.Edges(e))
+				for range 2 {
+					require.NoError(t, e.Run(ctx))
+				}
+				assert.Equal(t, constant(n, c.host), host)
+				assert.Equal(t, constant(n, c.out), floats(t, out))
+			})
+		}
 	}
 }
 
