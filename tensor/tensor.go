@@ -421,7 +421,8 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 }
 
 // Wait blocks until the GPU has finished every use of t submitted so far
-// (sequences, graph runs and eager ops that read or write it), or ctx
+// (sequences, graph runs and eager ops that read or write it, through t
+// or through any other tensor over its buffer: a dlpack view), or ctx
 // ends. Host reads after Wait see every write submitted before it. Submits
 // still held back by the scheduler (waiting on a timeline nobody has
 // signalled yet) are not submitted, so Wait does not cover them. The
