@@ -70,6 +70,10 @@ type export struct {
 	cmem unsafe.Pointer // the C block: struct, shape, strides, VulkanBuffer
 	copy unsafe.Pointer // a host copy of the data, or nil
 	vb   *VulkanBuffer
+	// alloc is the exported tensor's allocation for a zero-copy kDLVulkan
+	// export, so that Import of its buffer makes a view that shares the
+	// tensor's record of uses (vulkanRoot).
+	alloc *core.Allocation
 	// host is the tensor's allocation for a zero-copy kDLCPU export, so
 	// that Import of this very export makes a view of the tensor's buffer
 	// rather than a second buffer over the same memory (ownHostExport).
@@ -298,6 +302,7 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 			}
 		}
 		a := src.Allocation()
+		e.alloc = a
 		e.vb = &VulkanBuffer{Device: d.VK.Handle(), Buffer: a.Buffer, Memory: a.Memory(), MemoryOffset: a.MemoryOffset(), Size: src.Bytes()}
 		if consumer {
 			e.vb.ReadySemaphore, e.vb.ReadyValue = opts.Consumer.Timeline.Semaphore(), opts.Consumer.Value

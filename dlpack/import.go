@@ -15,6 +15,7 @@ import (
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/vk"
 )
 
 // HostAliasError is the reason a host range that overlaps a live zero-copy
@@ -190,7 +191,11 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 				return nil, false, err
 			}
 		}
-		t, err := tensor.Adopt(d, core.View(vb.Buffer, n, vb.Memory, vb.MemoryOffset), dtype, shape, readOnly, release)
+		view := core.View(vb.Buffer, n, vb.Memory, vb.MemoryOffset)
+		if root := vulkanRoot(d, vb.Buffer); root != nil {
+			view.ShareUses(root) // a wait on the view covers work on the tensor
+		}
+		t, err := tensor.Adopt(d, view, dtype, shape, readOnly, release)
 		if err != nil {
 			return nil, false, err
 		}
@@ -198,6 +203,20 @@ func ImportCopy(ctx context.Context, o tensor.Owner, m Managed, mode CopyMode) (
 	default:
 		return nil, false, core.Unsupported("dlpack: Import: device %v: vkflow imports kDLCPU and its own kDLVulkan tensors", dev)
 	}
+}
+
+// vulkanRoot returns the allocation of a live kDLVulkan export of device d
+// whose buffer is buf (a tensor of this Manager the import is a view of),
+// or nil for a buffer vkflow did not export.
+func vulkanRoot(d *core.Device, buf vk.Buffer) *core.Allocation {
+	live.Lock()
+	defer live.Unlock()
+	for _, e := range live.m {
+		if e.dev == d && e.alloc != nil && e.alloc.Buffer == buf {
+			return e.alloc
+		}
+	}
+	return nil
 }
 
 // ownHostExport returns a view of the tensor behind m when m is a live

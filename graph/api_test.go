@@ -197,7 +197,7 @@ func TestRebindAndSetPush(t *testing.T) {
 		assert.Contains(t, err.Error(), c.msg, c.name)
 	}
 	require.ErrorIs(t, e.SetPush(s, int32(1), int32(2)), vkflow.ErrInvalid)
-	require.ErrorIs(t, e.SetPush(graph.Node{}, float32(1)), vkflow.ErrInvalid, "node 0 is the fill")
+	require.ErrorIs(t, e.SetPush(graph.Node{}, float32(1)), vkflow.ErrInvalid, "the zero Node")
 
 	// While a run is in flight, edits are refused.
 	blocker, _ := timeline.New(m, 0)

@@ -3,6 +3,7 @@ package graph
 import (
 	"slices"
 
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/vk"
 )
 
@@ -91,4 +92,40 @@ func stagesOf(as []access) uint32 {
 		s = vk.StageAllCommands
 	}
 	return s
+}
+
+// ordered checks that the plan's schedule orders every edge: inside one
+// segment the producer's group comes first (its level is lower), on one
+// queue its segment is submitted earlier (the queue's hazard tracking
+// orders the two), and across queues the consumer's segment waits for the
+// producer's, directly or through another wait (its clock).
+func (p *plan) ordered(edges []edge) error {
+	for _, e := range edges {
+		sf, st := p.segs[p.segOf[e.from]], p.segs[p.segOf[e.to]]
+		var ok bool
+		switch {
+		case sf == st:
+			ok = p.level[e.from] < p.level[e.to]
+		case sf.q == st.q:
+			ok = sf.k < st.k
+		default:
+			ok = st.clock[sf.q] > sf.k
+		}
+		if !ok {
+			return core.Invalid("the schedule does not order node %d before node %d (%s)", e.from, e.to, hazNames[e.kind])
+		}
+	}
+	return nil
+}
+
+// replan replaces the plan's edges with ones the schedule orders (see
+// ordered) and derives the barriers and the waits on the previous run
+// from them again, keeping the order, queues and segments.
+func (p *plan) replan(edges, wrap []edge, accs [][]access) {
+	p.edges, p.wrap = edges, wrap
+	for _, seg := range p.segs {
+		seg.groups, seg.bars, seg.prev = nil, nil, nil
+	}
+	p.crossRun()
+	p.barriers(accs)
 }

@@ -21,7 +21,9 @@
 // staging buffers of the Exec's), and Opaque (commands the graph cannot
 // see, with declared reads and writes). Node.OnQueue pins a node to a
 // logical queue, Node.After adds an order the accesses do not imply,
-// Node.Named names it for output and errors.
+// Node.Named names it for output and errors. A Node carries its graph's
+// identity: After and Exec.SetPush refuse the zero Node and a node of
+// another graph with ErrInvalid, whatever its index.
 //
 // # Dependencies
 //
@@ -30,7 +32,9 @@
 // byte range of each buffer, read-after-write, write-after-read and
 // write-after-write edges: every read depends on the last overlapping
 // write, every write on the last overlapping write and the reads since.
-// Accesses to disjoint ranges of one buffer (copy regions) do not depend
+// Accesses are keyed by memory (VkBuffer and byte range), not by tensor
+// handle, so a tensor and a dlpack view of its buffer conflict like one
+// tensor. Accesses to disjoint ranges of one buffer (copy regions) do not depend
 // on each other. Anything else runs concurrently.
 //
 // # Compile
@@ -87,11 +91,15 @@
 // the previous run is in flight, Run waits for it. Wait and Signal order a
 // run after a timeline point and signal one when it is complete, so graphs
 // compose with sequences and DLPack consumers. Exec.Rebind replaces a
-// tensor and Exec.SetPush changes a dispatch's push constants: the command
-// buffers are recorded again at the next run, the schedule is kept.
+// tensor handle and Exec.SetPush changes a dispatch's push constants: the
+// command buffers are recorded again at the next run, the schedule is
+// kept. Rebind derives the edges, barriers and cross-run waits again from
+// the memory each node then touches (nodes on a view of the old tensor's
+// buffer keep that buffer), and refuses a new tensor over memory the graph
+// already touches.
 //
 // Exec.String and Exec.DOT show the schedule: submits, queues, waits,
-// groups and barriers.
+// groups and barriers; DOT labels each node with its index, kind and name.
 //
 // Ownership: the Manager owns every Exec and closes it with the sequences;
 // an Exec holds a reference on every tensor and algorithm its nodes use

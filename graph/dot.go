@@ -75,7 +75,8 @@ func (e *Exec) tensorNames() map[vk.Buffer]string {
 }
 
 // DOT returns the graph in Graphviz's language: one cluster per submit
-// (labelled with its queue), nodes labelled with kind and name, solid
+// (labelled with its queue), nodes labelled with index, kind and name
+// ("0 fill init"; index and kind for an unnamed node), solid
 // edges for dependencies inside a submit (barriers), dashed edges for
 // dependencies ordered between submits (the queue's order or a wait), and
 // bold red edges for the waits between queues.
@@ -88,7 +89,7 @@ func (e *Exec) DOT() string {
 	for _, seg := range p.segs {
 		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=\"submit %d: queue %d #%d\";\n", seg.id, seg.id, p.slots[seg.q], seg.k)
 		for _, i := range seg.nodes {
-			fmt.Fprintf(&b, "    n%d [label=%q];\n", i, e.nodes[i].label(i))
+			fmt.Fprintf(&b, "    n%d [label=%q];\n", i, e.nodes[i].fullLabel(i))
 		}
 		b.WriteString("  }\n")
 	}

@@ -10,11 +10,16 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
-// Rebind replaces tensor old with new in every node, keeping the schedule:
-// new must have old's dtype and byte size, belong to the same Manager and
-// not be used by the graph already (that would change its dependencies:
-// compile again). The command buffers are recorded again at the next run.
-// No run may be in flight (ErrPending).
+// Rebind replaces tensor old with new in every node that names old,
+// keeping the schedule: new must have old's dtype and byte size, belong to
+// the same Manager and touch no memory the graph touches already, through
+// any handle (a view of one of its tensors, of old included, would change
+// its dependencies: compile again). Dependencies follow memory, not
+// handles: nodes on another handle of old's buffer (a kDLVulkan or host
+// view imported through dlpack) keep old's buffer and their order among
+// themselves; the barriers and cross-run waits are derived again from what
+// each node now touches. The command buffers are recorded again at the
+// next run. No run may be in flight (ErrPending).
 func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if old == nil || new == nil {
 		return core.Invalid("graph: Rebind: nil tensor")
@@ -37,7 +42,7 @@ func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if old.Dtype() != new.Dtype() || old.Bytes() != new.Bytes() {
 		return core.Invalid("graph: Rebind: %v has %v × %d, %v has %v × %d: dtype and size must match", old, old.Dtype(), old.Len(), new, new.Dtype(), new.Len())
 	}
-	ob, nb := old.Allocation().Buffer, new.Allocation().Buffer
+	nb := new.Allocation().Buffer
 	used := false
 	for i := range e.nodes {
 		n := &e.nodes[i]
@@ -60,30 +65,39 @@ func (e *Exec) Rebind(old, new *tensor.Tensor) error {
 	if !used {
 		return core.Invalid("graph: Rebind: %v is not used by the graph", old)
 	}
+	nodes := make([]node, len(e.nodes))
+	for i, n := range e.nodes {
+		n.tensors = append([]*tensor.Tensor(nil), n.tensors...)
+		for k, t := range n.tensors {
+			if t == old {
+				n.tensors[k] = new
+			}
+		}
+		nodes[i] = n
+	}
+	// The edges follow the memory each node touches, not the handle: a
+	// view of the old tensor's buffer (another handle) keeps it, and its
+	// nodes keep their order among themselves but lose the one with the
+	// rebound nodes. So the plan's edges, barriers and cross-run waits
+	// are derived again from the new accesses, on the kept schedule.
+	accs := make([][]access, len(nodes))
+	for i := range nodes {
+		accs[i] = accessesOf(&nodes[i])
+	}
+	edges, wrap, _ := infer(accs)
+	for i, n := range nodes {
+		for _, a := range n.after {
+			edges = append(edges, edge{from: a, to: i, kind: hazOrder})
+		}
+	}
+	if err := e.plan.ordered(edges); err != nil {
+		return fmt.Errorf("graph: Rebind: %w (compile again to change dependencies)", err)
+	}
 	if !new.Object().TryAcquire() {
 		return core.Closed("graph: Rebind: new tensor")
 	}
-	for i := range e.nodes {
-		for k, t := range e.nodes[i].tensors {
-			if t == old {
-				e.nodes[i].tensors[k] = new
-			}
-		}
-	}
-	for k := range e.plan.edges {
-		if e.plan.edges[k].buf == ob {
-			e.plan.edges[k].buf = nb
-		}
-	}
-	for _, seg := range e.plan.segs {
-		for _, b := range seg.bars {
-			for k := range b.bufs {
-				if b.bufs[k].Buffer == ob {
-					b.bufs[k].Buffer = nb
-				}
-			}
-		}
-	}
+	e.nodes = nodes
+	e.plan.replan(edges, wrap, accs)
 	for k, o := range e.held {
 		if o == old.Object() {
 			e.held[k] = new.Object()
@@ -139,9 +153,10 @@ func fillValue(n *node) any {
 	return nil
 }
 
-// SetPush changes the push constants of dispatch node n; the command
-// buffers are recorded again at the next run. No run may be in flight
-// (ErrPending).
+// SetPush changes the push constants of dispatch node n, a node of the
+// graph the Exec was compiled from (the zero Node, a node of another graph
+// or one recorded after Compile is ErrInvalid); the command buffers are
+// recorded again at the next run. No run may be in flight (ErrPending).
 func (e *Exec) SetPush(n Node, push ...any) error {
 	if err := e.dev.Enter(); err != nil {
 		return err
@@ -152,8 +167,11 @@ func (e *Exec) SetPush(n Node, push ...any) error {
 	if err := e.editable("SetPush"); err != nil {
 		return err
 	}
-	if n.i < 0 || n.i >= len(e.nodes) || e.nodes[n.i].kind != KindDispatch {
-		return core.Invalid("graph: SetPush: node %d is not a dispatch of this graph", n.i)
+	if err := e.owns("SetPush", n); err != nil {
+		return err
+	}
+	if e.nodes[n.i].kind != KindDispatch {
+		return core.Invalid("graph: SetPush: node %s is not a dispatch", e.nodes[n.i].label(n.i))
 	}
 	nd := &e.nodes[n.i]
 	data, err := algorithm.Push(push...)
@@ -165,6 +183,21 @@ func (e *Exec) SetPush(n Node, push ...any) error {
 	}
 	nd.push = data
 	e.dirty = true
+	return nil
+}
+
+// owns checks that n is one of the Exec's nodes: a node of the graph it
+// was compiled from, recorded before Compile. The zero Node and a node of
+// another graph are refused whatever their index.
+func (e *Exec) owns(what string, n Node) error {
+	switch {
+	case n.g == nil:
+		return core.Invalid("graph: %s: the zero Node is not a node of any graph", what)
+	case n.g.id != e.graph:
+		return core.Invalid("graph: %s: node %d is a node of another graph", what, n.i)
+	case n.i < 0 || n.i >= len(e.nodes):
+		return core.Invalid("graph: %s: node %d was recorded after Compile (the Exec has nodes 0..%d)", what, n.i, len(e.nodes)-1)
+	}
 	return nil
 }
 

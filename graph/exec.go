@@ -26,6 +26,7 @@ import (
 type Exec struct {
 	obj   core.Object
 	dev   *core.Device
+	graph uint64 // the graph's identity: SetPush takes its Nodes only
 	nodes []node
 	plan  *plan
 
@@ -97,7 +98,7 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 		return nil, core.Invalid("graph: Compile: the graph has no nodes")
 	}
 
-	e := &Exec{dev: d, nodes: nodes, pools: map[uint32]vk.CommandPool{}, sets: map[string]boundSet{},
+	e := &Exec{dev: d, graph: g.id, nodes: nodes, pools: map[uint32]vk.CommandPool{}, sets: map[string]boundSet{},
 		stage: map[int]*core.Allocation{}, pats: map[uint32]*core.Allocation{}}
 	if err := e.hold(); err != nil {
 		return nil, err

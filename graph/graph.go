@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkflow/vkflow/algorithm"
@@ -20,6 +21,7 @@ type Owner = core.Owner
 // Vulkan objects and no references: it only remembers what was recorded.
 // It is safe for concurrent use.
 type Graph struct {
+	id     uint64 // identity that Nodes and Execs carry: never reused
 	dev    *core.Device
 	mu     sync.Mutex
 	nodes  []node
@@ -36,8 +38,11 @@ func New(o Owner) (*Graph, error) {
 	if d.Closed() {
 		return nil, core.Closed("Manager")
 	}
-	return &Graph{dev: d, inputs: map[vk.Buffer]bool{}}, nil
+	return &Graph{id: graphIDs.Add(1), dev: d, inputs: map[vk.Buffer]bool{}}, nil
 }
+
+// graphIDs numbers graphs from 1, so that the zero Node belongs to none.
+var graphIDs atomic.Uint64
 
 // Kind is what a node does.
 type Kind uint8
@@ -61,8 +66,10 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Node is a recorded node: an index into its graph, with methods that set
-// its options. The zero Node is not valid.
+// Node is a recorded node: an index into its graph and the graph's
+// identity, with methods that set its options. The zero Node is not
+// valid: its methods do nothing, and every call that takes a Node (After,
+// Exec.SetPush) refuses it, and a node of another graph, with ErrInvalid.
 type Node struct {
 	g *Graph
 	i int
@@ -90,9 +97,19 @@ type node struct {
 	record  func(cmd vk.CommandBuffer)
 }
 
+// label names node i in String and errors: its index and name, or its
+// index and kind when it has no name.
 func (n *node) label(i int) string {
 	if n.name != "" {
 		return fmt.Sprintf("%d %s", i, n.name)
+	}
+	return fmt.Sprintf("%d %s", i, n.kind)
+}
+
+// fullLabel names node i in DOT: its index, kind and name (if any).
+func (n *node) fullLabel(i int) string {
+	if n.name != "" {
+		return fmt.Sprintf("%d %s %s", i, n.kind, n.name)
 	}
 	return fmt.Sprintf("%d %s", i, n.kind)
 }
@@ -264,7 +281,8 @@ func (g *Graph) Len() int {
 	return len(g.nodes)
 }
 
-// setNode applies an option to n under the graph's lock.
+// set applies an option to n under the graph's lock; on the zero Node it
+// does nothing (there is no graph to report to).
 func (n Node) set(f func(*node) error) Node {
 	if n.g == nil {
 		return n
@@ -298,13 +316,17 @@ func (n Node) Named(name string) Node {
 	return n.set(func(nd *node) error { nd.name = name; return nil })
 }
 
-// After orders the node after deps (nodes of the same graph), beyond the
+// After orders the node after deps (nodes of the same graph: the zero
+// Node or a node of another graph is ErrInvalid at Compile), beyond the
 // order its reads and writes imply, with a full memory dependency. An
 // After that contradicts the recorded accesses makes a cycle, which
 // Compile reports.
 func (n Node) After(deps ...Node) Node {
 	return n.set(func(nd *node) error {
 		for _, d := range deps {
+			if d.g == nil {
+				return core.Invalid("After: the zero Node is not a node of any graph")
+			}
 			if d.g != n.g || d.i < 0 || d.i >= len(n.g.nodes) {
 				return core.Invalid("After: node %d is not a node of this graph", d.i)
 			}

@@ -153,7 +153,8 @@ func Signal(t *timeline.Timeline, v uint64) SubmitOption {
 }
 
 // AfterUses makes the submit wait, on the GPU, for every use of ts that was
-// submitted on other queues before it (sequences, graph runs, eager ops),
+// submitted on other queues before it (sequences, graph runs, eager ops;
+// through any tensor over the same buffer, dlpack views included),
 // without a timeline of the caller's. Uses on the submit's own queue need
 // no wait: the sequence's barriers order them. It is how work moves from
 // one queue to another without the host waiting.

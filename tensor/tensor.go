@@ -203,6 +203,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 		d.Free(a)
 		return nil, err
 	}
+	t.obj.TrackUses(a)
 	// The allocator hands out zeroed memory, whatever the kind: cleared on
 	// the host when mapped, else by a GPU fill batched per block.
 	return t, nil
@@ -234,6 +235,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 	if err := t.obj.Init(d, core.KindTensor, destroy, nil); err != nil {
 		return nil, err
 	}
+	t.obj.TrackUses(a) // a view shares the uses of its buffer's other tensors
 	return t, nil
 }
 
@@ -419,7 +421,8 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 }
 
 // Wait blocks until the GPU has finished every use of t submitted so far
-// (sequences, graph runs and eager ops that read or write it), or ctx
+// (sequences, graph runs and eager ops that read or write it, through t
+// or through any other tensor over its buffer: a dlpack view), or ctx
 // ends. Host reads after Wait see every write submitted before it. Submits
 // still held back by the scheduler (waiting on a timeline nobody has
 // signalled yet) are not submitted, so Wait does not cover them. The

@@ -51,6 +51,11 @@ type Allocation struct {
 	offset uint64 // in the block
 	span   uint64 // bytes taken from the block
 	view   bool   // another owner's buffer: Free leaves it alone
+	// uses is the per-physical-queue last use of the buffer, shared by
+	// every handle of it (Prefix views, dlpack views: ShareUses), so that
+	// a use marked through one tensor is waited for through every other
+	// (Object.TrackUses). Nil until a tensor over the buffer exists.
+	uses []atomic.Uint64
 
 	// written is set once anything may have written the buffer: the host
 	// (a write, a mapped accessor, an import) or recorded GPU work. Package

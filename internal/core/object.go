@@ -105,6 +105,21 @@ func (o *Object) MarkUse(q int, v uint64) {
 	}
 }
 
+// TrackUses makes o record its uses in a's buffer-wide record, shared by
+// every tensor over a's buffer (a view made by Prefix, or one a dlpack
+// import linked with ShareUses): a use marked through one handle is then
+// the last use of every handle, so WaitUses, UsesElsewhere and the
+// deferred destruction follow the memory, not the handle. The first
+// tensor over a buffer gives it its record. Call it right after Init,
+// before o is shared.
+func (o *Object) TrackUses(a *Allocation) {
+	if a.uses == nil {
+		a.uses = o.uses
+		return
+	}
+	o.uses = a.uses
+}
+
 // LastUse returns the last timeline value of physical queue q that uses o.
 func (o *Object) LastUse(q int) uint64 { return o.uses[q].Load() }
 

@@ -151,6 +151,16 @@ class GraphTest(unittest.TestCase):
             ex.set_push(node, (1.0, 2.0))
         with self.assertRaises(ValueError):
             ex.set_push(99, 1.0)
+        # A node of another graph is refused, even with an id the Exec has
+        # (node's id); nothing changes.
+        other = self.mgr.graph()
+        other.fill(y, 0.0)
+        foreign = other.dispatch(self.mgr.kernel("saxpy", x, None, y), np.float32(7))
+        self.assertEqual(foreign.id, node.id)
+        with self.assertRaisesRegex(ValueError, "not a node of the graph"):
+            ex.set_push(foreign, 1000.0)
+        ex.run(timeout=TIMEOUT)
+        np.testing.assert_array_equal(ys, 15 * xs)
 
     def test_spirv_copy_regions_timelines(self):
         """An algorithm from SPIR-V, a copy with regions, and a run ordered

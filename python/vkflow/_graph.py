@@ -278,7 +278,7 @@ class Graph(_Handle):
         h = c_uint64()
         _check(_lib.lib().graph_compile(self._h(), len(qs), arr, int(max_nodes_per_submit),
                                         int(max_work_per_submit), byref(h)))
-        return self._manager._adopt(Exec(self._manager, h.value, list(self._keep)))
+        return self._manager._adopt(Exec(self._manager, h.value, list(self._keep), self))
 
     def __repr__(self):
         if self.closed:
@@ -301,10 +301,15 @@ class Exec(_Handle):
     _kind = "Exec"
     _closer = "exec_close"
 
-    def __init__(self, manager, handle, keep):
+    def __init__(self, manager, handle, keep, graph=None):
         self._manager = manager
         self._handle = handle
         self._keep = keep
+        # The graph compiled from, weakly: a Node of it names one of the
+        # Exec's nodes; a Node of another graph does not, whatever its id
+        # (a live Node keeps its own graph alive, so a dead reference
+        # here matches no Node).
+        self._graph = weakref.ref(graph) if graph is not None else (lambda: None)
         self._runs = weakref.WeakSet()  # closed with the Exec
         self._runs_lock = threading.Lock()
 
@@ -349,8 +354,15 @@ class Exec(_Handle):
         return self
 
     def set_push(self, node, push):
-        """Changes the push constants of dispatch ``node`` (a Node or its id)."""
-        idx = node.id if isinstance(node, Node) else int(node)
+        """Changes the push constants of dispatch ``node`` (a Node of the
+        graph compiled from, or its id). A Node of another graph raises
+        ValueError, whatever its id."""
+        if isinstance(node, Node):
+            if node.graph is not self._graph():
+                raise ValueError("set_push: %r is not a node of the graph this Exec was compiled from" % (node,))
+            idx = node.id
+        else:
+            idx = int(node)
         data = _push_bytes(push)
         _check(_lib.lib().exec_set_push(self._h(), idx, data, len(data)))
         return self
