@@ -282,13 +282,15 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 	point := func(t *timeline.Timeline, v uint64) core.Point {
 		return core.Point{TL: t.State(), Value: v, Stage: vk.StageAllCommands}
 	}
-	schedule := func(q int, cmd vk.CommandBuffer, h *core.Hazards, waits, signals []core.Point, objs []*core.Object) error {
-		e.next[q]++
-		v := e.next[q]
+	// The run's submits are built first and handed to the scheduler as
+	// one unit (core.ScheduleAll): a run is admitted whole or not at all.
+	next, last := append([]uint64(nil), e.next...), append([]uint64(nil), e.last...)
+	var subs []*core.Submission
+	schedule := func(q int, cmd vk.CommandBuffer, h *core.Hazards, waits, signals []core.Point, objs []*core.Object) {
+		next[q]++
+		v := next[q]
 		signals = append(signals, point(e.tls[q], v))
 		sub := &core.Submission{Q: e.queues[q], Cmd: cmd, Hazards: h, Waits: waits, Signals: signals, Logical: p.slots[q]}
-		e.obj.Acquire()
-		e.inflight.Add(1)
 		sub.OnRelease = func(qv uint64, err error) {
 			if err == nil {
 				qi := e.queues[q].Index
@@ -297,18 +299,12 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 					o.MarkUse(qi, qv)
 				}
 			}
-			// OnRelease may run inside Schedule, under e.mu.
+			// OnRelease may run inside ScheduleAll, under e.mu.
 			e.inflight.Add(-1)
 			e.obj.Release()
 		}
-		if err := e.dev.Schedule(sub); err != nil {
-			e.next[q]--
-			sub.OnRelease(0, err)
-			return fmt.Errorf("graph: %w", err)
-		}
-		e.last[q] = v
-		r.subs = append(r.subs, sub)
-		return nil
+		last[q] = v
+		subs = append(subs, sub)
 	}
 	for _, seg := range p.segs {
 		var waits []core.Point
@@ -332,16 +328,8 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 				signals = append(signals, point(s.Timeline, s.Value))
 			}
 		}
-		if err := schedule(seg.q, e.cmds[seg.id], e.hz[seg.id], waits, signals, e.objs[seg.id]); err != nil {
-			r.err = err
-			return r, nil
-		}
-		vals[seg.id] = e.last[seg.q]
-	}
-	for k, v := range vals {
-		if v == 0 {
-			vals[k] = e.prevVals[k] // not submitted: the last run's stands
-		}
+		schedule(seg.q, e.cmds[seg.id], e.hz[seg.id], waits, signals, e.objs[seg.id])
+		vals[seg.id] = last[seg.q]
 	}
 	if join {
 		// One empty submit on the last segment's queue waits for every
@@ -356,11 +344,24 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 		for _, s := range ro.signals {
 			signals = append(signals, point(s.Timeline, s.Value))
 		}
-		if err := schedule(jq, nil, nil, waits, signals, nil); err != nil {
-			r.err = err
-			return r, nil
-		}
+		schedule(jq, nil, nil, waits, signals, nil)
 	}
+	for range subs {
+		e.obj.Acquire()
+	}
+	e.inflight.Add(int64(len(subs)))
+	if err := e.dev.ScheduleAll(subs); err != nil {
+		e.inflight.Add(-int64(len(subs)))
+		for range subs {
+			e.obj.Release()
+		}
+		copy(vals, e.prevVals) // nothing was submitted: the last run's values stand
+		r.err = fmt.Errorf("graph: %w", err)
+		return r, nil
+	}
+	copy(e.next, next)
+	copy(e.last, last)
+	r.subs = subs
 	for q, k := range lastSeg {
 		if k >= 0 {
 			r.final = append(r.final, timeline.Point{Timeline: e.tls[q], Value: e.last[q]})

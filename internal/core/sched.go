@@ -40,6 +40,11 @@ type Timeline struct {
 	// fail is set once a value of the timeline failed (failure.go); read
 	// without the lock by host waits, written under it.
 	fail atomic.Pointer[failure]
+	// lastQ and last are the physical queue and value of the last signal
+	// of t handed to the driver (sched_submit.go). Guarded by the
+	// scheduler lock.
+	lastQ *Queue
+	last  uint64
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
@@ -566,35 +571,6 @@ func (sc *scheduler) drain(d *Device) []*Submission {
 		}
 	}
 	return done
-}
-
-func (sc *scheduler) submit(s *Submission) (uint64, error) {
-	b := &sc.sub
-	b.Cmd = s.Cmd
-	b.WaitSems, b.WaitValues, b.WaitStages = b.WaitSems[:0], b.WaitValues[:0], b.WaitStages[:0]
-	b.SignalSems, b.SignalValues = b.SignalSems[:0], b.SignalValues[:0]
-	for _, w := range s.Waits {
-		stage := w.Stage
-		if stage == 0 {
-			stage = vk.StageAllCommands
-		}
-		b.WaitSems = append(b.WaitSems, w.TL.Sem)
-		b.WaitValues = append(b.WaitValues, w.Value)
-		b.WaitStages = append(b.WaitStages, stage)
-	}
-	for _, a := range s.After {
-		b.WaitSems = append(b.WaitSems, s.Q.dev.queues[a.Queue].sem)
-		b.WaitValues = append(b.WaitValues, a.Value)
-		b.WaitStages = append(b.WaitStages, vk.StageAllCommands)
-	}
-	for _, p := range s.Signals {
-		b.SignalSems = append(b.SignalSems, p.TL.Sem)
-		b.SignalValues = append(b.SignalValues, p.Value)
-	}
-	s.Q.Lock()
-	v, err := s.Q.SubmitLocked(b, s.Hazards)
-	s.Q.Unlock()
-	return v, err
 }
 
 // finish runs release callbacks, drops the submits' timeline references
