@@ -212,18 +212,19 @@ func (d *Device) ExportFD(a *Allocation) (ExternalMemory, error) {
 //
 // ImportFD always consumes h.FD: on success Vulkan owns it, on failure it
 // is closed (or found closed by the driver already), so the caller never
-// touches it again. An fd that is not open is reported, not closed.
+// touches it again. An fd that is not open is reported, not closed, and so
+// is a value outside 0..MaxInt32 (CheckFD), before any system call.
 func (d *Device) ImportFD(h ExternalMemory, bufSize uint64, usage uint32) (*Allocation, error) {
 	fd := h.FD
-	owned := fd >= 0 // closed on return unless handed to Vulkan or not open
+	if err := CheckFD("import", fd); err != nil {
+		return nil, err // not an fd: nothing to close
+	}
+	owned := true // closed on return unless handed to Vulkan or not open
 	defer func() {
 		if owned {
 			syscall.Close(fd)
 		}
 	}()
-	if fd < 0 {
-		return nil, Invalid("import: %d is not a file descriptor", fd)
-	}
 	if err := d.MemorySupport(usage, true); err != nil {
 		return nil, err
 	}
@@ -416,15 +417,15 @@ func (d *Device) ExportTimelineFD(t *Timeline) (int, error) {
 // It always consumes fd, as ImportFD does. The caller is inside the gate,
 // makes the scheduler state with NewTimeline and marks it with SetShared.
 func (d *Device) ImportTimelineFD(fd int) (vk.Semaphore, uint64, error) {
-	owned := fd >= 0
+	if err := CheckFD("import", fd); err != nil {
+		return 0, 0, err // not an fd: nothing to close
+	}
+	owned := true
 	defer func() {
 		if owned {
 			syscall.Close(fd)
 		}
 	}()
-	if fd < 0 {
-		return 0, 0, Invalid("import: %d is not a file descriptor", fd)
-	}
 	if err := d.TimelineSupport(); err != nil {
 		return 0, 0, err
 	}
