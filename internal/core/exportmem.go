@@ -26,7 +26,8 @@ import (
 // always consumes its fd: Vulkan owns it after a successful import, and on
 // any failure it is closed here, exactly once. (lavapipe closes the fd
 // itself when its import fails, against the specification; ImportFD knows,
-// and does not close it twice.)
+// and does not close it twice.) Concurrent imports of one allocation are
+// safe: see importfd.go.
 
 // external marks a block shared as an opaque fd.
 type external struct {
@@ -278,14 +279,15 @@ func (d *Device) ImportFD(h ExternalMemory, bufSize uint64, usage uint32) (*Allo
 	if h.Dedicated {
 		dedicated = buf
 	}
-	mem, err := d.VK.ImportMemoryFD(fd, h.Size, h.MemoryType, dedicated)
+	fd, serialize := d.ownOffset(fd) // importfd.go: safe under concurrent imports
+	mem, err := d.importMemoryFD(fd, serialize, h.Size, h.MemoryType, dedicated)
 	if err != nil {
 		d.VK.DestroyBuffer(buf)
 		owned = !d.closesFailedImports(err)
 		if errors.Is(err, vk.ErrorInvalidExternalHandle) {
-			return nil, fmt.Errorf("%w: import of fd %d (%d bytes, memory type %d): %w", ErrInvalid, fd, h.Size, h.MemoryType, err)
+			return nil, fmt.Errorf("%w: import of fd %d (%d bytes, memory type %d): %w", ErrInvalid, h.FD, h.Size, h.MemoryType, err)
 		}
-		return nil, fmt.Errorf("vkflow: import of fd %d (%d bytes, memory type %d): %w", fd, h.Size, h.MemoryType, d.check(err))
+		return nil, fmt.Errorf("vkflow: import of fd %d (%d bytes, memory type %d): %w", h.FD, h.Size, h.MemoryType, d.check(err))
 	}
 	owned = false // Vulkan's now, freed with mem
 	flags := d.Info.MemoryTypes[h.MemoryType].Flags
