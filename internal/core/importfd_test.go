@@ -55,3 +55,17 @@ func TestPrivateFD(t *testing.T) {
 	_, err = privateFD(-1)
 	assert.Error(t, err)
 }
+
+// The cost of the reopen an import pays on lavapipe.
+func BenchmarkPrivateFD(b *testing.B) {
+	fd, err := syscall.Open(filepath.Join(b.TempDir(), "memory"), syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	require.NoError(b, err)
+	defer syscall.Close(fd)
+	for b.Loop() {
+		own, err := privateFD(fd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		syscall.Close(own)
+	}
+}
