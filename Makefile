@@ -98,6 +98,9 @@ fuzz: deps
 	$(FUZZ) -fuzz='^FuzzCopyRegions$$' ./sequence/
 	$(FUZZ) -fuzz='^FuzzReflect$$' ./internal/spirv/
 	$(FUZZ) -fuzz='^FuzzImport$$' ./dlpack/
+	$(FUZZ) -fuzz='^FuzzUnmarshalHandle$$' ./interop/
+	$(FUZZ) -fuzz='^FuzzRecvHandle$$' ./interop/
+	$(FUZZ) -fuzz='^FuzzMemoryHandleStruct$$' ./capi/
 
 # The full soak (sequence/soak_test.go with -tags soak): 8 goroutines,
 # 100,000 random submits on 2 queues, bit-exact against a CPU model, then

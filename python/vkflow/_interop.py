@@ -46,8 +46,10 @@ class MemoryHandle(collections.namedtuple(
 
 
 # The wire form: Go's interop.MarshalBinary (magic "vkflowH1", then the
-# fields little-endian; flags bit 0 is dedicated), so Python and Go
-# processes can send handles to each other. The fd travels as SCM_RIGHTS.
+# fields little-endian; flags bit 0 is dedicated), so Python, Go and C
+# (vkflow_memory_handle_encode / _decode) processes can send handles to each
+# other. It is not the C struct vkflow_memory_handle. The fd travels as
+# SCM_RIGHTS.
 _MAGIC = b"vkflowH1"
 _WIRE = struct.Struct("<8sQQQII16s16s")
 _DEDICATED = 1
