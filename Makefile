@@ -98,6 +98,9 @@ fuzz: deps
 	$(FUZZ) -fuzz='^FuzzCopyRegions$$' ./sequence/
 	$(FUZZ) -fuzz='^FuzzReflect$$' ./internal/spirv/
 	$(FUZZ) -fuzz='^FuzzImport$$' ./dlpack/
+	$(FUZZ) -fuzz='^FuzzUnmarshalHandle$$' ./interop/
+	$(FUZZ) -fuzz='^FuzzRecvHandle$$' ./interop/
+	$(FUZZ) -fuzz='^FuzzMemoryHandleStruct$$' ./capi/
 
 # The full soak (sequence/soak_test.go with -tags soak): 8 goroutines,
 # 100,000 random submits on 2 queues, bit-exact against a CPU model, then
@@ -109,12 +112,15 @@ fuzz: deps
 # random held DAGs on 2 and 3 logical queues with a random subset of their
 # objects closed before the release (make test: 50). Then the eager streams
 # with inputs closed on 6 goroutines (60,000 calls; make test: 6,000) and
-# from 6 Python threads (36,000 calls; test_eager.TestEagerSoak).
+# from 6 Python threads (36,000 calls; test_eager.TestEagerSoak). Then
+# 200,000 concurrent imports of one allocation's fds on 16 goroutines
+# (interop.TestConcurrentImports; make test: 8,000).
 soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestGraphProperty(MutationScore)?$$' -v ./graph/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestCloseOrderProperty$$' -v .
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestStreamThreadsClose$$' -v ./ops/
+	VKFLOW_INTEROP_STRESS=200000 $(GO) test -race -count=1 -timeout=60m -run='^TestConcurrentImports$$' -v ./interop/
 	$(MAKE) --no-print-directory test-python PYTHON_TESTS=test_eager.TestEagerSoak VKFLOW_SOAK=1
 
 bench: deps

@@ -3,7 +3,10 @@ package main
 // External memory and timelines as opaque fds (package interop,
 // docs/INTEROP.md): vkflow_tensor_export_memory, vkflow_tensor_import_memory
 // and the exportable timelines. Every fd the C API takes is consumed, on
-// success and on failure, as interop.Import does.
+// success and on failure, as interop.Import does; a negative one is
+// ErrInvalid and left alone. (A C int32 cannot name a value beyond int32,
+// which the Go API refuses too.) handle.go has the struct's conversions and
+// its wire form.
 
 /*
 #include "vkflow.h"
@@ -50,18 +53,7 @@ func vkflow_tensor_export_memory(h C.vkflow_tensor, out *C.vkflow_memory_handle)
 	if err != nil {
 		return fail(err)
 	}
-	*out = C.vkflow_memory_handle{
-		size:        C.uint64_t(mh.Size),
-		offset:      C.uint64_t(mh.Offset),
-		bytes:       C.uint64_t(mh.Bytes),
-		fd:          C.int32_t(mh.FD),
-		memory_type: C.uint32_t(mh.MemoryType),
-		dedicated:   b2c(mh.Dedicated),
-	}
-	for i := range mh.DeviceUUID {
-		out.device_uuid[i] = C.uint8_t(mh.DeviceUUID[i])
-		out.driver_uuid[i] = C.uint8_t(mh.DriverUUID[i])
-	}
+	handleToC(mh, out)
 	return C.VKFLOW_OK
 }
 
@@ -97,21 +89,10 @@ func vkflow_tensor_import_memory(hm C.vkflow_manager, h *C.vkflow_memory_handle,
 		}
 		dims[i] = int(s)
 	}
-	if h.dedicated != 0 && h.dedicated != 1 {
+	mh, err := handleFromC(h, "vkflow_tensor_import_memory")
+	if err != nil {
 		closeFD(fd)
-		return invalid("vkflow_tensor_import_memory: dedicated is %d, not 0 or 1", int32(h.dedicated))
-	}
-	mh := interop.MemoryHandle{
-		FD:         int(fd),
-		Size:       uint64(h.size),
-		Offset:     uint64(h.offset),
-		Bytes:      uint64(h.bytes),
-		MemoryType: uint32(h.memory_type),
-		Dedicated:  h.dedicated != 0,
-	}
-	for i := range mh.DeviceUUID {
-		mh.DeviceUUID[i] = byte(h.device_uuid[i])
-		mh.DriverUUID[i] = byte(h.driver_uuid[i])
+		return fail(err)
 	}
 	t, err := interop.Import(m, mh, dt, dims) // consumes the fd
 	if err != nil {

@@ -107,13 +107,16 @@ int vkflow_tensor_dlpack_device(vkflow_tensor t, int32_t *device_type, int32_t *
  * descriptor (VK_KHR_external_memory_fd), for another Manager, another
  * process or CUDA to import without a copy.
  *
- * Layout (72 bytes, no implicit padding; the same fields, in the same
- * order after an 8-byte magic, as the wire form of Go's
- * interop.SendHandle):
+ * Layout (72 bytes, no implicit padding). This struct is NOT the wire form
+ * that Go's interop.SendHandle and Python's vkflow.send_handle send (that
+ * one has a magic and flags, and no fd): to send a handle to a process, send
+ * the bytes of vkflow_memory_handle_encode with the fd as SCM_RIGHTS in the
+ * same message, and read a received one with vkflow_memory_handle_decode.
  *   size         the allocation's size in bytes
  *   offset       where the tensor's bytes start in it (0 for vkflow's exports)
  *   bytes        the exported tensor's size in bytes
- *   fd           the opaque fd (-1: none)
+ *   fd           the opaque fd (-1: none; an import refuses a negative one,
+ *                VKFLOW_ERR_INVALID, and closes nothing)
  *   memory_type  the exporting device's memory type index (an import uses it)
  *   dedicated    1: the allocation is dedicated to one buffer (always, for
  *                vkflow's exports); an import must be dedicated too
@@ -132,6 +135,26 @@ typedef struct {
 	uint8_t driver_uuid[16];
 } vkflow_memory_handle;
 
+/* The wire form of a handle, VKFLOW_MEMORY_HANDLE_WIRE_SIZE (72) bytes:
+ * the magic "vkflowH1", then size, offset, bytes (uint64), memory_type,
+ * flags (uint32; bit 0: dedicated) and device_uuid, driver_uuid (16 bytes
+ * each), little-endian. The fd is not part of it.
+ *
+ * encode writes h's wire form into buf, which must hold buf_len >= 72
+ * bytes; *written (when written is not NULL) gets 72. h->fd and
+ * h->reserved are not encoded. VKFLOW_ERR_INVALID, with nothing written,
+ * for a NULL h or buf, a buf_len under 72, or a dedicated other than 0 or 1.
+ *
+ * decode reads a received message of exactly buf_len == 72 bytes into
+ * *out, with out->fd = -1 (set it to the fd that came with the message as
+ * SCM_RIGHTS) and out->reserved = 0. VKFLOW_ERR_INVALID, with *out
+ * unchanged, for a NULL buf or out, another length (a message cut short or
+ * too long), a wrong magic (the raw bytes of a vkflow_memory_handle, for
+ * one) or unknown flags. */
+#define VKFLOW_MEMORY_HANDLE_WIRE_SIZE 72
+int vkflow_memory_handle_encode(vkflow_memory_handle *h, void *buf, size_t buf_len, size_t *written);
+int vkflow_memory_handle_decode(void *buf, size_t buf_len, vkflow_memory_handle *out);
+
 /* Exports the memory of t (made with VKFLOW_MEMORY_EXPORTABLE, else
  * VKFLOW_ERR_INVALID) into *out. Each call returns a new fd, which the caller
  * owns: close it, or hand it to vkflow_tensor_import_memory (or to CUDA).
@@ -143,7 +166,7 @@ int vkflow_tensor_export_memory(vkflow_tensor t, vkflow_memory_handle *out);
  * device's (VKFLOW_ERR_INVALID naming both), that dtype x shape fits
  * h->bytes at h->offset within h->size, and that the memory type exists.
  * It always consumes h->fd, on success and on failure: the caller never
- * touches it again. Nothing orders the two sides' reads and writes: use a
+ * touches it again (a negative fd is VKFLOW_ERR_INVALID and not closed). Nothing orders the two sides' reads and writes: use a
  * timeline or a host relay. */
 int vkflow_tensor_import_memory(vkflow_manager m, vkflow_memory_handle *h, char *dtype, int32_t ndim,
 				int64_t *shape, vkflow_tensor *out);

@@ -39,12 +39,12 @@ type Memory struct {
 //     from a duplicate, which is closed, or destroyed with the imported
 //     memory, before ImportMemory returns.
 //
-// Errors: a negative fd, a zero size or bytes, or offset+bytes beyond size
+// Errors: a negative fd or one beyond int32, a zero size or bytes, or offset+bytes beyond size
 // are ErrInvalid (checked before anything is called); a closed Context is
 // ErrClosed; a failed call is an *Error naming it.
 func (c *Context) ImportMemory(fd int, size uint64, dedicated bool, offset, bytes uint64) (*Memory, error) {
 	const op = "Context.ImportMemory"
-	if fd < 0 {
+	if !core.ValidFD(fd) { // negative, or beyond int32: never an fd (a C int)
 		return nil, core.Invalid("cuda: %s: fd %d", op, fd)
 	}
 	if size == 0 || bytes == 0 || offset > size || bytes > size-offset {
@@ -136,7 +136,7 @@ type Semaphore struct {
 // untouched and still the caller's on any error.
 func (c *Context) ImportTimeline(fd int) (*Semaphore, error) {
 	const op = "Context.ImportTimeline"
-	if fd < 0 {
+	if !core.ValidFD(fd) { // negative, or beyond int32: never an fd (a C int)
 		return nil, core.Invalid("cuda: %s: fd %d", op, fd)
 	}
 	if err := c.acquire(op); err != nil {

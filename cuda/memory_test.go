@@ -272,3 +272,23 @@ func TestSemaphoreCallErrors(t *testing.T) {
 		})
 	}
 }
+
+// An fd value beyond int32 (an fd is a C int) is ErrInvalid before any
+// call: neither the fd its low 32 bits name is imported, nor is it closed.
+func TestImportFDOutOfRange(t *testing.T) {
+	f, ctx := oneGPU(t)
+	victim := newFD(t)
+	for _, fd := range []int{1<<32 + victim, -(1 << 32) + victim, math.MaxInt32 + 1, math.MinInt64 + victim, -1} {
+		m, err := ctx.ImportMemory(fd, 64, false, 0, 64)
+		assert.Nil(t, m)
+		assert.ErrorIs(t, err, core.ErrInvalid, "ImportMemory(%d)", fd)
+		s, err := ctx.ImportTimeline(fd)
+		assert.Nil(t, s)
+		assert.ErrorIs(t, err, core.ErrInvalid, "ImportTimeline(%d)", fd)
+		assert.True(t, fdOpen(victim), "fd %d closed, handed %d", victim, fd)
+	}
+	assert.Empty(t, f.imports)
+	stillOurs(t, victim)
+	require.NoError(t, ctx.Close())
+	assert.Zero(t, f.live())
+}

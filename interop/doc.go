@@ -27,6 +27,17 @@
 // another process; SendHandle leaves the sender's fd open, and the fd
 // RecvHandle returns belongs to the receiver.
 //
+// An fd is a C int. A value that cannot be one (negative, or beyond
+// int32, whose low 32 bits would name some other fd) is ErrInvalid in
+// Import, ImportTimeline and SendHandle before any system call, and is
+// not closed.
+//
+// Imports of one allocation's fds may run concurrently, from any number
+// of goroutines and Managers: those fds share one open file description
+// (one file offset), so on lavapipe, which reads its memfd's header
+// through the offset, Import hands the driver a private reopen of the fd
+// (/proc/self/fd/N), and serializes the driver's import where that fails.
+//
 // # Lifetimes
 //
 // The memory lives as long as any side holds it: closing the exporting

@@ -64,7 +64,8 @@ func (h *MemoryHandle) UnmarshalBinary(b []byte) error {
 }
 
 // SendHandle sends h's fields and its fd (SCM_RIGHTS) in one message over a
-// Unix socket. It does not close h.FD: the sender still owns it (and
+// Unix socket. An FD outside 0..MaxInt32 is ErrInvalid (SCM_RIGHTS carries
+// 32 bits, so another fd would travel). It does not close h.FD: the sender still owns it (and
 // usually closes it once sent); the receiver gets a new fd for the same
 // memory.
 func SendHandle(conn *net.UnixConn, h MemoryHandle) error {
@@ -73,6 +74,9 @@ func SendHandle(conn *net.UnixConn, h MemoryHandle) error {
 	}
 	if h.FD < 0 {
 		return core.Invalid("SendHandle: the handle has no fd (%d)", h.FD)
+	}
+	if err := core.CheckFD("SendHandle", h.FD); err != nil {
+		return err // SCM_RIGHTS carries 32 bits: another fd would travel
 	}
 	b, _ := h.MarshalBinary()
 	n, oobn, err := conn.WriteMsgUnix(b, syscall.UnixRights(h.FD), nil)

@@ -114,13 +114,19 @@ func Export(t *tensor.Tensor) (MemoryHandle, error) {
 // an open fd of a kind that can hold memory (a pipe cannot).
 //
 // Import always consumes h.FD: on success Vulkan owns it, on failure Import
-// closes it; the caller never touches it again. (An fd that is not open is
-// reported and, being closed, left alone.)
+// closes it; the caller never touches it again. Two exceptions, both
+// ErrInvalid and left alone: an fd that is not open, and a value that
+// cannot be an fd at all (negative, or beyond int32: an fd is a C int, and
+// Import checks this first, so it never closes or imports the fd that the
+// low 32 bits of such a value would name).
 //
 // The tensor is an ordinary tensor of the importing Manager: Close it (or
 // the Manager) when done. Nothing orders its reads and writes against the
 // exporter's: use a timeline or a host relay.
 func Import(o Owner, h MemoryHandle, dtype tensor.Dtype, shape []int) (*tensor.Tensor, error) {
+	if err := core.CheckFD("Import", h.FD); err != nil {
+		return nil, err // not an fd: nothing to consume
+	}
 	d, err := core.Enter(o)
 	if err != nil {
 		closeFD(h.FD)
@@ -168,9 +174,9 @@ func byteSize(dtype tensor.Dtype, shape []int) (uint64, error) {
 	return n, nil
 }
 
-// closeFD closes an fd the caller handed over, if it is one.
+// closeFD closes an fd the caller handed over (checked with core.CheckFD).
 func closeFD(fd int) {
-	if fd >= 0 {
+	if core.ValidFD(fd) {
 		syscall.Close(fd)
 	}
 }
@@ -199,10 +205,14 @@ func ExportTimeline(t *timeline.Timeline) (int, error) {
 
 // ImportTimeline imports an exported timeline semaphore's fd into a new
 // timeline of the owner's device (vkImportSemaphoreFdKHR), starting at the
-// semaphore's current value. It consumes fd as Import does. The timeline is
+// semaphore's current value. It consumes fd as Import does (a value outside
+// 0..MaxInt32 is ErrInvalid, checked first, and nothing is closed). The timeline is
 // shared: submits that wait on it go to the driver at once, so the other
 // side must signal what they wait for.
 func ImportTimeline(o Owner, fd int) (*timeline.Timeline, error) {
+	if err := core.CheckFD("ImportTimeline", fd); err != nil {
+		return nil, err // not an fd: nothing to consume
+	}
 	d, err := core.Enter(o)
 	if err != nil {
 		closeFD(fd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles capi/consumer/consumer.c and ops.c (a C DLPack consumer built against
+# Compiles capi/consumer/consumer.c, ops.c, eager.c and wire.c (a C DLPack consumer built against
 # Debian's DLPack 0.6 header, libdlpack-dev) against libvkflow.so and runs it.
 # Usage: capi/consumer/build_and_run.sh [directory holding libvkflow.so]
 # The directory defaults to the repository's build/ (made by `make capi`).
@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 gcc -std=c11 -O1 -g -Wall -Wextra -Werror \
 	-I "$root/capi" -I "$root/dlpack" \
-	"$here/consumer.c" "$here/ops.c" "$here/eager.c" -o "$tmp/consumer" \
+	"$here/consumer.c" "$here/ops.c" "$here/eager.c" "$here/wire.c" -o "$tmp/consumer" \
 	-L "$libdir" -lvkflow -Wl,-rpath,"$libdir"
 
 # The Vulkan loader complains on every start without XDG_RUNTIME_DIR.

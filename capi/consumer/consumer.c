@@ -383,6 +383,7 @@ out:
 	ops_case();
 	eager_case();
 	interop_case();
+	wire_case();
 
 	char text[1024] = "";
 	int64_t msgs = vkflow_validation_messages(text, sizeof text);

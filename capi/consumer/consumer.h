@@ -34,4 +34,8 @@ void ops_case(void);
  * queued readers, timeouts, synchronize, the cache counters. */
 void eager_case(void);
 
+/* The wire form of a memory handle from C (wire.c): encode, send with the
+ * fd over a Unix socket, decode, import; the length and format checks. */
+void wire_case(void);
+
 #endif

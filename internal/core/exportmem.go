@@ -26,7 +26,8 @@ import (
 // always consumes its fd: Vulkan owns it after a successful import, and on
 // any failure it is closed here, exactly once. (lavapipe closes the fd
 // itself when its import fails, against the specification; ImportFD knows,
-// and does not close it twice.)
+// and does not close it twice.) Concurrent imports of one allocation are
+// safe: see importfd.go.
 
 // external marks a block shared as an opaque fd.
 type external struct {
@@ -212,18 +213,19 @@ func (d *Device) ExportFD(a *Allocation) (ExternalMemory, error) {
 //
 // ImportFD always consumes h.FD: on success Vulkan owns it, on failure it
 // is closed (or found closed by the driver already), so the caller never
-// touches it again. An fd that is not open is reported, not closed.
+// touches it again. An fd that is not open is reported, not closed, and so
+// is a value outside 0..MaxInt32 (CheckFD), before any system call.
 func (d *Device) ImportFD(h ExternalMemory, bufSize uint64, usage uint32) (*Allocation, error) {
 	fd := h.FD
-	owned := fd >= 0 // closed on return unless handed to Vulkan or not open
+	if err := CheckFD("import", fd); err != nil {
+		return nil, err // not an fd: nothing to close
+	}
+	owned := true // closed on return unless handed to Vulkan or not open
 	defer func() {
 		if owned {
 			syscall.Close(fd)
 		}
 	}()
-	if fd < 0 {
-		return nil, Invalid("import: %d is not a file descriptor", fd)
-	}
 	if err := d.MemorySupport(usage, true); err != nil {
 		return nil, err
 	}
@@ -277,14 +279,15 @@ func (d *Device) ImportFD(h ExternalMemory, bufSize uint64, usage uint32) (*Allo
 	if h.Dedicated {
 		dedicated = buf
 	}
-	mem, err := d.VK.ImportMemoryFD(fd, h.Size, h.MemoryType, dedicated)
+	fd, serialize := d.ownOffset(fd) // importfd.go: safe under concurrent imports
+	mem, err := d.importMemoryFD(fd, serialize, h.Size, h.MemoryType, dedicated)
 	if err != nil {
 		d.VK.DestroyBuffer(buf)
 		owned = !d.closesFailedImports(err)
 		if errors.Is(err, vk.ErrorInvalidExternalHandle) {
-			return nil, fmt.Errorf("%w: import of fd %d (%d bytes, memory type %d): %w", ErrInvalid, fd, h.Size, h.MemoryType, err)
+			return nil, fmt.Errorf("%w: import of fd %d (%d bytes, memory type %d): %w", ErrInvalid, h.FD, h.Size, h.MemoryType, err)
 		}
-		return nil, fmt.Errorf("vkflow: import of fd %d (%d bytes, memory type %d): %w", fd, h.Size, h.MemoryType, d.check(err))
+		return nil, fmt.Errorf("vkflow: import of fd %d (%d bytes, memory type %d): %w", h.FD, h.Size, h.MemoryType, d.check(err))
 	}
 	owned = false // Vulkan's now, freed with mem
 	flags := d.Info.MemoryTypes[h.MemoryType].Flags
@@ -416,15 +419,15 @@ func (d *Device) ExportTimelineFD(t *Timeline) (int, error) {
 // It always consumes fd, as ImportFD does. The caller is inside the gate,
 // makes the scheduler state with NewTimeline and marks it with SetShared.
 func (d *Device) ImportTimelineFD(fd int) (vk.Semaphore, uint64, error) {
-	owned := fd >= 0
+	if err := CheckFD("import", fd); err != nil {
+		return 0, 0, err // not an fd: nothing to close
+	}
+	owned := true
 	defer func() {
 		if owned {
 			syscall.Close(fd)
 		}
 	}()
-	if fd < 0 {
-		return 0, 0, Invalid("import: %d is not a file descriptor", fd)
-	}
 	if err := d.TimelineSupport(); err != nil {
 		return 0, 0, err
 	}

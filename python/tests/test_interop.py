@@ -43,6 +43,13 @@ def child_import(sock, n):
         sock.close()
 
 
+def _close_if_open(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 class InteropTest(unittest.TestCase):
     def setUp(self):
         gc.collect()
@@ -133,6 +140,46 @@ class InteropTest(unittest.TestCase):
         with self.assertRaises(vkflow.ClosedError):
             self.b.import_memory(h, "float32", (N,))
         self.assertEqual(open_fds(), before)
+
+    def test_fd_out_of_range(self):
+        # An fd is a C int: a value beyond int32 (or negative, or not an
+        # int) is ValueError/TypeError before anything is called, and the fd
+        # its low 32 bits name is neither closed nor imported. Two victims:
+        # an unrelated eventfd and a real exported memfd.
+        x, h = self.exported()
+        os.close(h.fd)
+        victims = [("eventfd", lambda: os.eventfd(0, os.EFD_CLOEXEC)),
+                   ("exported memfd", lambda: x.export_memory().fd)]
+        s1, s2 = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            for name, make in victims:
+                for bad in (lambda v: 2**32 + v, lambda v: -2**32 + v, lambda v: 2**40 | v,
+                            lambda v: 2**63 - 1, lambda v: -2**63 + v, lambda v: 2**31,
+                            lambda v: -1, lambda v: True):
+                    victim = make()
+                    fd = bad(victim)
+                    with self.subTest(victim=name, fd=fd):
+                        try:
+                            before = open_fds()
+                            for mgr in (self.b, vkflow.Manager(validation=True)):
+                                if mgr is not self.b:
+                                    mgr.close()
+                                with self.assertRaises((ValueError, TypeError)):
+                                    mgr.import_memory(h._replace(fd=fd), "float32", (N,))
+                                os.fstat(victim)  # still open
+                                with self.assertRaises((ValueError, TypeError)):
+                                    mgr.import_timeline(fd)
+                                os.fstat(victim)
+                            with self.assertRaises((ValueError, TypeError)):
+                                vkflow.send_handle(s1, h._replace(fd=fd))
+                            os.fstat(victim)
+                            self.assertEqual(open_fds(), before)
+                            self.assertEqual(self.b.mem_stats()[0], 0, "nothing was imported")
+                        finally:
+                            _close_if_open(victim)
+        finally:
+            s1.close()
+            s2.close()
 
     def test_cross_process(self):
         x, h = self.exported()

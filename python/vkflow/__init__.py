@@ -455,7 +455,9 @@ class Manager(_Handle):
         """Imports exported memory (a :class:`MemoryHandle`, from
         :meth:`Tensor.export_memory` here or in another process) as a tensor
         of ``dtype`` and ``shape`` on this Manager, without a copy. Consumes
-        ``handle.fd`` whatever happens. ValueError when the handle is of
+        ``handle.fd`` whatever happens, unless it cannot be an fd: a bool or
+        non-integer (TypeError) or a value outside 0..2**31-1 (ValueError)
+        is refused first and nothing is closed. ValueError when the handle is of
         another device (UUIDs) or too small for dtype and shape. Nothing
         orders the two sides' reads and writes: use a timeline or a host relay."""
         return _interop.import_memory(self, handle, dtype, shape)
@@ -470,8 +472,10 @@ class Manager(_Handle):
 
     def import_timeline(self, fd):
         """Imports an exported timeline's fd (:meth:`Timeline.export_fd`) as
-        a new shared Timeline of this Manager; consumes ``fd`` whatever happens.
-        UnsupportedError where the device cannot share timelines."""
+        a new shared Timeline of this Manager; consumes ``fd`` whatever happens,
+        unless it cannot be an fd (TypeError, or ValueError outside
+        0..2**31-1, refused first with nothing closed). UnsupportedError
+        where the device cannot share timelines."""
         return _interop.import_timeline(self, fd)
 
     def from_dlpack(self, x, copy=None):

@@ -10,10 +10,14 @@ exported by the vkflow package.
 
 fd ownership: every export returns a new fd that the caller owns (close it
 with ``os.close``, or hand it to an import); every import consumes its fd,
-on success and on failure.
+on success and on failure. A value that cannot be an fd is refused before
+anything is called and nothing is closed: TypeError for what is not an int
+(bool included), ValueError for a negative one or one beyond int32 (an fd
+is a C int; ctypes would keep its low 32 bits and name another fd).
 """
 
 import collections
+import operator
 import os
 import socket
 import struct
@@ -42,11 +46,31 @@ class MemoryHandle(collections.namedtuple(
 
 
 # The wire form: Go's interop.MarshalBinary (magic "vkflowH1", then the
-# fields little-endian; flags bit 0 is dedicated), so Python and Go
-# processes can send handles to each other. The fd travels as SCM_RIGHTS.
+# fields little-endian; flags bit 0 is dedicated), so Python, Go and C
+# (vkflow_memory_handle_encode / _decode) processes can send handles to each
+# other. It is not the C struct vkflow_memory_handle. The fd travels as
+# SCM_RIGHTS.
 _MAGIC = b"vkflowH1"
 _WIRE = struct.Struct("<8sQQQII16s16s")
 _DEDICATED = 1
+
+
+_FD_MAX = 2**31 - 1
+
+
+def _check_fd(fd, what):
+    """Returns fd as an int in 0..2**31-1, else raises (TypeError for a
+    bool or a non-integer, ValueError for a value out of range) without
+    touching any fd."""
+    if isinstance(fd, bool):
+        raise TypeError("%s: fd must be an int, not bool" % what)
+    try:
+        fd = operator.index(fd)
+    except TypeError:
+        raise TypeError("%s: fd must be an int, not %s" % (what, type(fd).__name__)) from None
+    if not 0 <= fd <= _FD_MAX:
+        raise ValueError("%s: %d is not a file descriptor (an fd is 0 to %d)" % (what, fd, _FD_MAX))
+    return fd
 
 
 def _from_c(c):
@@ -60,7 +84,8 @@ def _to_c(h):
         raise TypeError("expected a vkflow.MemoryHandle, not %s" % type(h).__name__)
     if len(h.device_uuid) != 16 or len(h.driver_uuid) != 16:
         raise ValueError("MemoryHandle: device_uuid and driver_uuid must be 16 bytes")
-    c = _lib.MemoryHandleC(size=h.size, offset=h.offset, bytes=h.bytes, fd=h.fd,
+    c = _lib.MemoryHandleC(size=h.size, offset=h.offset, bytes=h.bytes,
+                           fd=_check_fd(h.fd, "import_memory"),
                            memory_type=h.memory_type, dedicated=1 if h.dedicated else 0)
     c.device_uuid[:] = bytes(h.device_uuid)
     c.driver_uuid[:] = bytes(h.driver_uuid)
@@ -82,6 +107,8 @@ def _close_quietly(fd):
 
 def import_memory(manager, handle, dtype, shape):
     from . import Tensor
+    if isinstance(handle, MemoryHandle):
+        _check_fd(handle.fd, "import_memory")  # not an fd: nothing to consume
     try:
         c = _to_c(handle)
         name = _dtype_name(dtype)
@@ -90,7 +117,7 @@ def import_memory(manager, handle, dtype, shape):
         mh = manager._h()
     except BaseException:
         # The import consumes the fd whatever happens.
-        if isinstance(handle, MemoryHandle) and isinstance(handle.fd, int) and handle.fd >= 0:
+        if isinstance(handle, MemoryHandle):
             _close_quietly(handle.fd)
         raise
     dims = (c_int64 * len(shape))(*shape) if shape else None
@@ -115,7 +142,7 @@ def export_timeline(timeline):
 
 def import_timeline(manager, fd):
     from . import Timeline
-    fd = int(fd)
+    fd = _check_fd(fd, "import_timeline")  # not an fd: nothing to consume
     try:
         mh = manager._h()
     except BaseException:
@@ -130,16 +157,16 @@ def send_handle(sock, handle):
     """Sends ``handle``'s fields and its fd (SCM_RIGHTS) in one message over
     a Unix socket, in the wire form of Go's ``interop.SendHandle``. The
     sender's fd stays open (close it once sent); the receiver gets a new fd
-    for the same memory."""
+    for the same memory. An fd that is not an int in 0..2**31-1 raises
+    (TypeError, ValueError) before anything is sent."""
     if not isinstance(handle, MemoryHandle):
         raise TypeError("send_handle: expected a vkflow.MemoryHandle, not %s"
                         % type(handle).__name__)
-    if handle.fd < 0:
-        raise ValueError("send_handle: the handle has no fd (%d)" % handle.fd)
+    fd = _check_fd(handle.fd, "send_handle")
     data = _WIRE.pack(_MAGIC, handle.size, handle.offset, handle.bytes, handle.memory_type,
                       _DEDICATED if handle.dedicated else 0, bytes(handle.device_uuid),
                       bytes(handle.driver_uuid))
-    n = socket.send_fds(sock, [data], [handle.fd])
+    n = socket.send_fds(sock, [data], [fd])
     if n != len(data):
         raise OSError("send_handle: short write (%d of %d bytes)" % (n, len(data)))
 
