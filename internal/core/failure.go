@@ -3,7 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
-	
+
 	"github.com/vkflow/vkflow/internal/minheap"
 )
 

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,57 +191,6 @@ func (d *Device) Schedule(s *Submission) error {
 	return nil
 }
 
-// ScheduleAll accepts ss as one unit, in order: either every submit is
-// accepted (each then released as Schedule's are) or, when the checks
-// refuse one of them (a non-increasing signal, a closed Manager or
-// timeline, the bound on held submits), none is and nothing reached the
-// driver. Later submits may wait on earlier ones' signals.
-func (d *Device) ScheduleAll(ss []*Submission) error {
-	for _, s := range ss {
-		for _, ps := range [2][]Point{s.Waits, s.Signals} {
-			for _, p := range ps {
-				if p.TL == nil {
-					return Invalid("nil timeline")
-				}
-				if p.TL.dev != d {
-					return Invalid("timeline belongs to another Manager")
-				}
-			}
-		}
-	}
-	if err := d.Enter(); err != nil {
-		return err
-	}
-	defer d.Exit()
-	for i, s := range ss {
-		if err := s.hold(); err != nil {
-			for _, h := range ss[:i] {
-				h.unhold()
-			}
-			return err
-		}
-	}
-	sc := &d.sched
-	sc.mu.Lock()
-	if err := sc.check(d, ss); err != nil {
-		sc.mu.Unlock()
-		for _, s := range ss {
-			s.unhold()
-		}
-		return err
-	}
-	var done []*Submission
-	for _, s := range ss {
-		sc.accept(s, &done)
-		// Release what is ready before the next one is accepted, so that
-		// it sees the promises of the earlier ones.
-		done = append(done, sc.drain(d)...)
-	}
-	sc.mu.Unlock()
-	finish(done)
-	return nil
-}
-
 // hold takes a reference on every timeline s waits on or signals: they
 // stay alive while s is held, and until s's batch is retired (drain marks
 // their use). It fails with ErrClosed, holding nothing, when one is
@@ -287,77 +235,6 @@ func (s *Submission) markTimelines(v uint64) {
 			}
 		}
 	}
-}
-
-// check decides whether ss, accepted in order, would all be admitted:
-// signal values increase, the device is open, and the submits that would
-// be held fit under the bound. It changes nothing. Called with mu held.
-func (sc *scheduler) check(d *Device, ss []*Submission) error {
-	// Checked under the lock that Close's dropHeld takes, so no submit is
-	// accepted after the held ones were dropped.
-	if d.closed.Load() {
-		return Closed("Manager")
-	}
-	// What the earlier submits of ss would reserve, promise (released at
-	// once) and hold (a held signaller orders later signals behind it).
-	type sim struct {
-		reserved, promised uint64
-		held               bool
-	}
-	var st map[*Timeline]*sim
-	get := func(t *Timeline) *sim {
-		if st == nil {
-			st = map[*Timeline]*sim{}
-		}
-		x := st[t]
-		if x == nil {
-			x = &sim{reserved: t.reserved, promised: t.promised, held: t.head < len(t.signallers)}
-			st[t] = x
-		}
-		return x
-	}
-	held := 0
-	for _, s := range ss {
-		for i, p := range s.Signals {
-			last := get(p.TL).reserved
-			for _, q := range s.Signals[:i] {
-				if q.TL == p.TL {
-					last = max(last, q.Value)
-				}
-			}
-			if p.Value <= last {
-				return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
-			}
-		}
-		blocked := false
-		for _, w := range s.Waits {
-			if !w.TL.shared && get(w.TL).promised < w.Value {
-				blocked = true
-			}
-		}
-		for _, p := range s.Signals {
-			if get(p.TL).held {
-				blocked = true
-			}
-		}
-		for _, p := range s.Signals {
-			x := get(p.TL)
-			x.reserved = max(x.reserved, p.Value)
-			if blocked {
-				x.held = true
-			} else {
-				x.promised = max(x.promised, p.Value)
-			}
-		}
-		if blocked {
-			held++
-		}
-	}
-	if held > 0 && sc.held+held > sc.max {
-		return fmt.Errorf("%w: %d submits are already held back, waiting for timeline points that nobody has signalled or submitted a signal for, and %d more would be (the Manager's WithMaxHeldSubmits bound of %d); nothing was submitted: signal what they wait for, then submit again",
-			ErrBusy, sc.held, held, sc.max)
-	}
-	return nil
 }
 
 // accept adds s, checked by check, to the held list (and the ready heap
@@ -438,72 +315,6 @@ func (d *Device) CheckSignals(ps []Point) error {
 		}
 	}
 	return nil
-}
-
-// HostSignal signals t to v from the host and releases the submits that
-// were waiting for it. v must exceed every value reserved or signalled, and
-// no GPU signal of t may be pending (held back or submitted and not yet
-// completed): Vulkan requires a host signal to stay below every pending
-// signal, while vkflow requires it above every reserved value, so the two
-// only meet once the GPU's signals have landed.
-func (d *Device) HostSignal(t *Timeline, v uint64) error {
-	if err := d.Enter(); err != nil {
-		return err
-	}
-	defer d.Exit()
-	sc := &d.sched
-	sc.mu.Lock()
-	if d.closed.Load() {
-		sc.mu.Unlock()
-		return Closed("Manager")
-	}
-	if f := t.fail.Load(); f != nil {
-		sc.mu.Unlock()
-		return f.err // a failed timeline stays failed (failure.go)
-	}
-	if v <= t.reserved {
-		sc.mu.Unlock()
-		return Invalid("timeline values must increase: Signal(%d) after %d", v, t.reserved)
-	}
-	if err := d.gpuSignalsLanded(t, v); err != nil {
-		sc.mu.Unlock()
-		return err
-	}
-	if err := d.VK.SignalSemaphore(t.Sem, v); err != nil {
-		sc.mu.Unlock()
-		return d.check(err)
-	}
-	t.reserved = v
-	sc.promise(t, v)
-	ready := sc.drain(d)
-	sc.mu.Unlock()
-	finish(ready)
-	return nil
-}
-
-// gpuSignalsLanded returns nil once t's counter has reached every value a
-// submit signals on it and is below v, else an error naming the pending
-// value or the counter. Called with the scheduler lock held, so no new GPU
-// signal can be accepted meanwhile. The counter is queried every time:
-// code sharing the VkDevice (a DLPack consumer) may have signalled t
-// itself, and Vulkan requires a host signal above the current value.
-func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
-	cur, err := d.VK.SemaphoreValue(t.Sem)
-	if err != nil {
-		return d.check(err)
-	}
-	if v <= cur {
-		return Invalid("Signal(%d): the timeline is at %d already (signalled outside vkflow); a host signal must exceed the current value", v, cur)
-	}
-	if cur >= t.gpu {
-		return nil
-	}
-	state := "submitted and not yet completed"
-	if t.promised < t.gpu {
-		state = "held back until its own waits are signalled"
-	}
-	return Invalid("Signal(%d): a GPU signal of %d on this timeline is still pending (%s; value now %d): "+
-		"a host signal may not overtake a pending GPU signal; wait for %d first", v, t.gpu, state, cur, t.gpu)
 }
 
 // promise records that t will reach v (a signal submitted or done) and
@@ -601,57 +412,4 @@ func (s *Submission) WaitReleased(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// Held returns descriptions of the submits still held back, in acceptance
-// order.
-func (d *Device) Held() []string {
-	sc := &d.sched
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	var out []string
-	for s := sc.first; s != nil; s = s.next {
-		var ws []string
-		for _, w := range s.Waits {
-			if w.TL.unpromised(w.Value) {
-				ws = append(ws, fmt.Sprintf("timeline %#x at %d (promised %d)", uint64(w.TL.Sem), w.Value, w.TL.promised))
-			}
-		}
-		for i, p := range s.Signals {
-			if t := p.TL; firstOf(s.Signals, i) && t.head < len(t.signallers) && t.signallers[t.head] != s {
-				ws = append(ws, fmt.Sprintf("an earlier held signal of timeline %#x", uint64(t.Sem)))
-			}
-		}
-		out = append(out, fmt.Sprintf("submit on logical queue %d (physical %d), held %v, waiting for %s",
-			s.Logical, s.Q.Index, time.Since(s.since).Round(time.Millisecond), strings.Join(ws, ", ")))
-	}
-	return out
-}
-
-// dropHeld fails every held submit with err (at Close: they never reached
-// the driver, so their resources can be freed).
-func (d *Device) dropHeld(err error) []string {
-	held := d.Held()
-	sc := &d.sched
-	sc.mu.Lock()
-	var ss []*Submission
-	for s := sc.first; s != nil; s = s.next {
-		ss = append(ss, s)
-	}
-	for _, s := range ss {
-		for _, w := range s.Waits {
-			w.TL.waiters = nil
-		}
-		for _, p := range s.Signals {
-			p.TL.signallers, p.TL.head = nil, 0
-		}
-		s.prev, s.next = nil, nil
-	}
-	sc.first, sc.last, sc.held, sc.ready = nil, nil, 0, nil
-	sc.mu.Unlock()
-	for _, s := range ss {
-		s.err = err
-	}
-	finish(ss)
-	return held
 }
