@@ -298,6 +298,10 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 				for _, o := range objs {
 					o.MarkUse(qi, qv)
 				}
+			} else {
+				for _, o := range objs {
+					o.Fail(err) // its segment's writes never happened
+				}
 			}
 			// OnRelease may run inside ScheduleAll, under e.mu.
 			e.inflight.Add(-1)

@@ -257,7 +257,7 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 	s.mu.Unlock()
 
 	sub := &core.Submission{Q: s.q, Cmd: cmd, Hazards: s.hz, Waits: waits, Signals: signals, After: after, Logical: s.queue}
-	sub.OnRelease = func(v uint64, err error) {
+	done := func(v uint64, err error) {
 		s.mu.Lock()
 		if err == nil {
 			s.markUses(v)
@@ -266,8 +266,20 @@ func (s *Sequence) Submit(ctx context.Context, opts ...SubmitOption) Pending {
 		s.mu.Unlock()
 		s.obj.Release()
 	}
+	sub.OnRelease = func(v uint64, err error) {
+		if err != nil {
+			// Accepted, then failed (its driver submit, or a point it
+			// waits on): what it would have written was not written.
+			s.mu.Lock()
+			for _, o := range s.held {
+				o.Fail(err)
+			}
+			s.mu.Unlock()
+		}
+		done(v, err)
+	}
 	if err := s.dev.Schedule(sub); err != nil {
-		sub.OnRelease(0, err)
+		done(0, err) // refused: nothing happened, nothing failed
 		return Pending{err: fmt.Errorf("sequence: %w", err)}
 	}
 	return Pending{q: s.q, sub: sub}

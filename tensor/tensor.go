@@ -428,6 +428,12 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 // signalled yet) are not submitted, so Wait does not cover them. The
 // accessors do not wait by themselves; eager ops (package ops), the C API's
 // reads and DLPack's host exports call Wait.
+//
+// If the last submit that used t failed after it was accepted (its
+// vkQueueSubmit failed, or a timeline point it waited on failed: see
+// package timeline on failures), Wait returns that error at once, and
+// keeps returning it until a later use of t is submitted successfully:
+// t's contents are not what that submit would have made them.
 func (t *Tensor) Wait(ctx context.Context) error {
 	if t == nil {
 		return core.Closed("tensor")
@@ -436,6 +442,9 @@ func (t *Tensor) Wait(ctx context.Context) error {
 		return err
 	}
 	defer t.release()
+	if err := t.obj.Failure(); err != nil {
+		return fmt.Errorf("tensor: %w", err)
+	}
 	if err := t.dev.Enter(); err != nil {
 		return err
 	}

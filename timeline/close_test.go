@@ -15,8 +15,10 @@ import (
 )
 
 // Closing a timeline while another goroutine waits on it does not destroy
-// the semaphore under the wait: the wait ends by its context, and the
-// semaphore goes after it (the layer reports a wait on a destroyed one).
+// the semaphore under the wait (the layer reports a wait on a destroyed
+// one): the wait ends, within a wait slice, with the failure of the value
+// nobody can signal any more (ErrFailed, caused by ErrClosed), not by its
+// context, and the semaphore goes after it.
 func TestCloseDuringWait(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	for _, tc := range []struct {
@@ -32,12 +34,16 @@ func TestCloseDuringWait(t *testing.T) {
 			tl, err := timeline.New(m, 0)
 			require.NoError(t, err)
 			done := make(chan error, 1)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			go func() { done <- tc.wait(ctx, tl) }()
 			time.Sleep(60 * time.Millisecond) // the wait is in its slices
+			start := time.Now()
 			require.NoError(t, tl.Close())
-			assert.ErrorIs(t, <-done, context.DeadlineExceeded)
+			err = <-done
+			assert.ErrorIs(t, err, vkflow.ErrFailed)
+			assert.ErrorIs(t, err, vkflow.ErrClosed)
+			assert.Less(t, time.Since(start), 5*time.Second, "ended by the failure, not the context")
 		})
 	}
 }

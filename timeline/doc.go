@@ -52,6 +52,44 @@
 // returns ErrUnsupported naming the extension. Shared reports whether a
 // timeline is shared.
 //
+// # Failures
+//
+// A timeline point whose producer can no longer signal it is failed, and
+// failures travel along timelines the way CUDA's sticky stream errors and
+// IREE's semaphore failures do. A point fails when:
+//
+//   - the submit that was to signal it failed after it was accepted: its
+//     vkQueueSubmit returned an error, or it waited on a failed point
+//     itself;
+//   - the timeline was closed while no accepted submit signals that far
+//     (no one can signal it any more).
+//
+// A timeline's failure is sticky: from the first failed value on, every
+// value is failed (values below it, which earlier producers still signal,
+// are not). What then happens, at once and with the same *FailedError,
+// which errors.Is both vkflow.ErrFailed and the root cause (the Vulkan
+// error, or ErrClosed for a closed timeline):
+//
+//   - every held submit that waits on a failed point, or signals the
+//     failed timeline at or past the failed value, fails; it never reaches
+//     the driver, and the timelines it signals fail in turn, so the failure
+//     reaches everything downstream in the DAG and nothing else;
+//   - a later submit that waits on a failed point, or signals a failed
+//     timeline, fails the same way (its Pending reports the error);
+//   - Wait and WaitAll for a failed point return the error instead of
+//     waiting for their context (within one 50 ms wait slice); WaitAny
+//     does once every point is failed; a host Signal of a failed timeline
+//     returns it; Failed reports it without waiting;
+//   - sequence.Pending.Wait, graph Pending.Wait, Tensor.Wait (for a tensor
+//     whose last submitted use failed) and ops.Stream.Synchronize return it,
+//     as do the C API's waits (VKFLOW_ERR_FAILED) and Python's
+//     (vkflow.FailedError).
+//
+// A call that is refused (ErrInvalid, ErrBusy, ErrClosed from the call
+// itself) is not a failure: nothing was accepted, nothing is marked, and
+// the same work may be submitted again. A failed timeline cannot be
+// repaired; create a new one.
+//
 // Ownership: the Manager owns every Timeline and closes timelines last.
 // Close may be called at any time, also while submits that wait on or
 // signal the timeline are held or running: every accepted submit holds a

@@ -82,7 +82,11 @@ func Adopt(d *core.Device, sem vk.Semaphore, value uint64) (*Timeline, error) {
 func adopt(d *core.Device, sem vk.Semaphore, initial uint64) (*Timeline, error) {
 	t := &Timeline{dev: d, sem: sem}
 	t.st = d.NewTimeline(sem, initial, &t.obj)
-	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, nil); err != nil {
+	// Once closed, no submit or host signal can reach a value past what
+	// accepted submits signal: those values fail, and their held waiters
+	// with them (core.CloseTimeline).
+	onClose := func() { d.CloseTimeline(t.st) }
+	if err := t.obj.Init(d, core.KindTimeline, func() { d.VK.DestroySemaphore(sem) }, onClose); err != nil {
 		d.VK.DestroySemaphore(sem)
 		return nil, err
 	}
@@ -142,12 +146,26 @@ func (t *Timeline) Signal(v uint64) error {
 }
 
 // Wait blocks until the value reaches v or ctx ends (returning ctx.Err()).
+// If v is failed (see Failures in the package documentation), Wait returns
+// the failure, a *FailedError, as soon as it is known instead of waiting
+// for ctx.
 func (t *Timeline) Wait(ctx context.Context, v uint64) error {
 	if err := t.hold(); err != nil {
 		return err
 	}
 	defer t.unhold()
-	return t.dev.WaitSemaphore(ctx, t.sem, v)
+	return t.dev.WaitTimeline(ctx, t.st, v)
+}
+
+// Failed returns the failure of value v, a *FailedError, or nil while v
+// can still be reached: it is failed once the work that was to signal it
+// (or an earlier value of the timeline) failed, or the timeline was
+// closed before any accepted submit signalled that far.
+func (t *Timeline) Failed(v uint64) error {
+	if t == nil {
+		return core.Invalid("nil timeline")
+	}
+	return t.st.Failed(v)
 }
 
 // Semaphore returns the VkSemaphore, for vkflow's own packages and for
@@ -167,6 +185,11 @@ func (t *Timeline) Close() error {
 	}
 	return nil
 }
+
+// FailedError is the error of a failed timeline point and of everything
+// that depended on it (package documentation, Failures). errors.Is matches
+// vkflow.ErrFailed and the root cause.
+type FailedError = core.FailedError
 
 // Point is a value on a timeline.
 type Point struct {
@@ -206,14 +229,16 @@ func release(points []Point) {
 	}
 }
 
-// WaitAll blocks until every point is reached or ctx ends.
+// WaitAll blocks until every point is reached or ctx ends. A failed point
+// ends the wait with its failure.
 func WaitAll(ctx context.Context, points ...Point) error {
 	_, err := wait(ctx, points, false)
 	return err
 }
 
 // WaitAny blocks until at least one point is reached or ctx ends, and
-// returns the index of a reached point.
+// returns the index of a reached point. It returns a failure only once
+// every point is failed.
 func WaitAny(ctx context.Context, points ...Point) (int, error) {
 	return wait(ctx, points, true)
 }
@@ -224,12 +249,12 @@ func wait(ctx context.Context, points []Point, any bool) (int, error) {
 		return -1, err
 	}
 	defer release(points)
-	sems := make([]vk.Semaphore, len(points))
+	tls := make([]*core.Timeline, len(points))
 	vals := make([]uint64, len(points))
 	for i, p := range points {
-		sems[i], vals[i] = p.Timeline.sem, p.Value
+		tls[i], vals[i] = p.Timeline.st, p.Value
 	}
-	if err := d.WaitSemaphores(ctx, sems, vals, any); err != nil {
+	if err := d.WaitTimelines(ctx, tls, vals, any); err != nil {
 		return -1, err
 	}
 	if !any {

@@ -82,6 +82,22 @@ else
 		ok=0
 	fi
 fi
+# Failures travel along timelines (internal/core/failure.go): built with
+# the test-only tag vkflow_nofailures, under which a failed producer marks
+# nothing, each failure-propagation test must fail (waits end by their
+# contexts instead of the failure).
+log="$out/failures.log"
+if $GO test -race -count=1 -tags vkflow_nofailures -run '^(TestFailurePropagates|TestClosedTimelineFailsHeldWaiters|TestFailureRandomDAGs)$' ./timeline/ >"$log" 2>&1; then
+	echo "test-oracle: FAIL: the failure-propagation tests pass with propagation off" >&2
+	ok=0
+else
+	fails=$(grep -c '^--- FAIL: Test' "$log")
+	echo "test-oracle: ./timeline/ failure propagation off: failed ($fails tests)"
+	if [ "$fails" -lt 3 ]; then
+		echo "test-oracle: FAIL: each failure-propagation test must fail with propagation off" >&2
+		ok=0
+	fi
+fi
 if [ $ok -eq 0 ]; then
 	exit 1
 fi

@@ -1,10 +1,12 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/vkflow/vkflow/internal/minheap"
+	"github.com/vkflow/vkflow/vk"
 )
 
 // Failures travel along timelines.
@@ -93,6 +95,9 @@ func asFailed(err error, v uint64, what string) *FailedError {
 // at or past it. Failed submits are appended to *dead. Called with the
 // scheduler lock held.
 func (sc *scheduler) failTimeline(t *Timeline, v uint64, err *FailedError, dead *[]*Submission) {
+	if !PropagateFailures {
+		return
+	}
 	v = max(v, t.promised+1)
 	if f := t.fail.Load(); f != nil && f.from <= v {
 		return
@@ -200,6 +205,9 @@ func signalValue(s *Submission, t *Timeline) uint64 {
 // a failed timeline takes no new signal) that is failed, or nil. Called
 // with the scheduler lock held.
 func (s *Submission) failedWait() *FailedError {
+	if !PropagateFailures {
+		return nil
+	}
 	for _, w := range s.Waits {
 		if f := w.TL.fail.Load(); f != nil && w.Value >= f.from {
 			return f.err
@@ -241,4 +249,90 @@ func (d *Device) CloseTimeline(t *Timeline) {
 	sc.mu.Unlock()
 	finish(dead)
 	finish(ready)
+}
+
+// WaitTimeline waits until t reaches v, like WaitSemaphore, but returns
+// t's failure as soon as v is failed (checked before each bounded slice
+// of the wait, so within waitSlice of the failure) instead of waiting for
+// ctx. It allocates nothing.
+func (d *Device) WaitTimeline(ctx context.Context, t *Timeline, v uint64) error {
+	maybeYield()
+	for {
+		if err := d.Enter(); err != nil {
+			return err
+		}
+		if err := t.Failed(v); err != nil {
+			if cur, verr := d.VK.SemaphoreValue(t.Sem); verr != nil || cur < v {
+				d.Exit()
+				return err
+			}
+		}
+		slice := nextSlice(ctx)
+		err := d.VK.WaitSemaphore(t.Sem, v, uint64(slice))
+		d.Exit()
+		if err == nil || !isTimeout(err) {
+			return d.check(err)
+		}
+		if err := sliceDone(ctx, slice); err != nil {
+			return err
+		}
+	}
+}
+
+// WaitTimelines waits until every (or, with any, one) t[i] reaches v[i],
+// in bounded slices like WaitSemaphores. A failed point ends the wait
+// with its error: for all, the first failed point; for any, once every
+// point is failed.
+func (d *Device) WaitTimelines(ctx context.Context, ts []*Timeline, vs []uint64, any bool) error {
+	maybeYield()
+	sems := make([]vk.Semaphore, 0, len(ts))
+	for _, t := range ts {
+		sems = append(sems, t.Sem)
+	}
+	for {
+		if err := d.Enter(); err != nil {
+			return err
+		}
+		if err := failedPoints(d, ts, vs, any); err != nil {
+			d.Exit()
+			return err
+		}
+		slice := nextSlice(ctx)
+		err := d.VK.WaitSemaphores(sems, vs, any, uint64(slice))
+		d.Exit()
+		if err == nil || !isTimeout(err) {
+			return d.check(err)
+		}
+		if err := sliceDone(ctx, slice); err != nil {
+			return err
+		}
+	}
+}
+
+// failedPoints returns the failure that ends a wait for ts at vs, or nil.
+// A failed point that the semaphore reached anyway (a shared timeline
+// signalled from outside) does not count. Called inside the gate.
+func failedPoints(d *Device, ts []*Timeline, vs []uint64, any bool) error {
+	var first error
+	failed := 0
+	for i, t := range ts {
+		err := t.Failed(vs[i])
+		if err == nil {
+			continue
+		}
+		if cur, verr := d.VK.SemaphoreValue(t.Sem); verr == nil && cur >= vs[i] {
+			continue
+		}
+		failed++
+		if first == nil {
+			first = err
+		}
+		if !any {
+			return first
+		}
+	}
+	if any && failed == len(ts) {
+		return first
+	}
+	return nil
 }

@@ -167,6 +167,7 @@ func (d *Device) ImportHostShared(p unsafe.Pointer, size uint64, usage uint32, r
 	// Every holder's tensor tracks its uses in one record (Prefix shares
 	// it): a wait on a view covers the work submitted on the first import.
 	imp.uses = make([]atomic.Uint64, len(d.queues))
+	imp.failed = new(atomic.Pointer[failedUse])
 	e = &hostImport{addr: addr, size: size, usage: usage, alloc: imp, refs: 1, release: release}
 	r.mu.Lock()
 	i := sort.Search(len(r.live), func(i int) bool { return r.live[i].addr > addr })
@@ -209,13 +210,15 @@ func (r *hostImports) find(addr, size uint64, usage uint32) (*hostImport, error)
 // VkBuffer from offset 0, the same memory and mapping, which Free leaves
 // alone. The caller keeps a alive until the view is freed.
 func (a *Allocation) Prefix(size uint64) *Allocation {
-	return &Allocation{Buffer: a.Buffer, Size: min(size, a.Size), Mapped: a.Mapped, Kind: a.Kind, block: a.block, offset: a.offset, span: min(size, a.Size), view: true, uses: a.uses}
+	return &Allocation{Buffer: a.Buffer, Size: min(size, a.Size), Mapped: a.Mapped, Kind: a.Kind, block: a.block, offset: a.offset, span: min(size, a.Size), view: true, uses: a.uses, failed: a.failed}
 }
 
 // ShareUses makes view, a new allocation over root's buffer (a dlpack
 // import of a buffer vkflow exported), share root's record of uses. Call
 // it before a tensor adopts view.
-func (view *Allocation) ShareUses(root *Allocation) { view.uses = root.uses }
+func (view *Allocation) ShareUses(root *Allocation) {
+	view.uses, view.failed = root.uses, root.failed
+}
 
 // ownMemory returns the mapped range of a memory block of the device's
 // allocator that [addr, end) overlaps, if any: memory of vkflow's own

@@ -55,7 +55,8 @@ type Allocation struct {
 	// every handle of it (Prefix views, dlpack views: ShareUses), so that
 	// a use marked through one tensor is waited for through every other
 	// (Object.TrackUses). Nil until a tensor over the buffer exists.
-	uses []atomic.Uint64
+	uses   []atomic.Uint64
+	failed *atomic.Pointer[failedUse] // shared like uses (Object.Fail)
 
 	// written is set once anything may have written the buffer: the host
 	// (a write, a mapped accessor, an import) or recorded GPU work. Package

@@ -25,12 +25,15 @@ const (
 // timeline value recorded by MarkUse; until then the object waits in the
 // device's deferred list. Close drops the creator's reference exactly once.
 type Object struct {
-	dev     *Device
-	kind    Kind
-	refs    atomic.Int64
-	closed  atomic.Bool
-	dead    atomic.Bool     // the last reference went: destroy is scheduled
-	uses    []atomic.Uint64 // per physical queue: last timeline value using it
+	dev    *Device
+	kind   Kind
+	refs   atomic.Int64
+	closed atomic.Bool
+	dead   atomic.Bool     // the last reference went: destroy is scheduled
+	uses   []atomic.Uint64 // per physical queue: last timeline value using it
+	// failed holds the error of the last submit using o that failed,
+	// until a later one succeeds (Fail, MarkUse); shared like uses.
+	failed  *atomic.Pointer[failedUse]
 	destroy func()
 	onClose func()
 	regID   uint64
@@ -48,6 +51,7 @@ func (o *Object) Init(d *Device, kind Kind, destroy func(), onClose func()) erro
 	o.destroy = destroy
 	o.onClose = onClose
 	o.uses = make([]atomic.Uint64, len(d.queues))
+	o.failed = new(atomic.Pointer[failedUse])
 	o.refs.Store(1)
 	id, err := d.register(kind, o)
 	if err != nil {
@@ -96,6 +100,9 @@ func (o *Object) Release() {
 // MarkUse records that timeline value v of physical queue q uses o.
 // It allocates nothing.
 func (o *Object) MarkUse(q int, v uint64) {
+	if o.failed.Load() != nil {
+		o.failed.Store(nil) // a later use reached the driver
+	}
 	u := &o.uses[q]
 	for {
 		old := u.Load()
@@ -114,10 +121,35 @@ func (o *Object) MarkUse(q int, v uint64) {
 // before o is shared.
 func (o *Object) TrackUses(a *Allocation) {
 	if a.uses == nil {
-		a.uses = o.uses
+		a.uses, a.failed = o.uses, o.failed
 		return
 	}
 	o.uses = a.uses
+	if a.failed == nil {
+		a.failed = o.failed
+	}
+	o.failed = a.failed
+}
+
+// failedUse boxes the error of a failed use.
+type failedUse struct{ err error }
+
+// Fail records that a submit using o failed with err and never ran: until
+// a later use reaches the driver, Failure returns err, so a host wait for
+// o's work (Tensor.Wait) reports the failure instead of returning as if
+// the work were done.
+func (o *Object) Fail(err error) {
+	if err != nil {
+		o.failed.Store(&failedUse{err})
+	}
+}
+
+// Failure returns the error Fail recorded, or nil.
+func (o *Object) Failure() error {
+	if f := o.failed.Load(); f != nil {
+		return f.err
+	}
+	return nil
 }
 
 // LastUse returns the last timeline value of physical queue q that uses o.
