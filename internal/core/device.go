@@ -81,6 +81,7 @@ type Device struct {
 	attach  attachments
 	holder  placeholder
 	opStats opCacheCounters
+	watch   watcher // frees deferred objects as the GPU finishes (watcher.go)
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -182,6 +183,7 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d.mem.init(d)
 	d.stage.init(d)
+	d.startWatcher()
 	return d, nil
 }
 
@@ -227,6 +229,7 @@ func (d *Device) deferDestroy(o *Object) {
 	}
 	d.addGarbage(o)
 	o.retire()
+	d.watch.notify(d, o)
 }
 
 func (d *Device) addGarbage(o *Object) {
@@ -303,6 +306,9 @@ func (d *Device) Close(timeout time.Duration) error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	// The completion watcher's goroutines start no new round (joined
+	// below, once the GPU has reached every value they may wait for).
+	d.stopWatcher()
 	// No call gets in now; wait for those inside to leave. From here on
 	// Close is the only one making Vulkan calls on the device (but for
 	// waits by DLPack exports, which pin it).
@@ -335,6 +341,7 @@ func (d *Device) Close(timeout time.Duration) error {
 			return err
 		}
 	}
+	d.joinWatcher()
 	// Foreign code's points (DLPack consumers' released points), within
 	// the same timeout; past it they are given up and their memory leaked.
 	d.stopForeign(ctx)
