@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -56,8 +57,12 @@ const watchSafety = 5 * time.Second
 // watcher is the completion watcher's state, embedded in Device.
 type watcher struct {
 	queues []*queueWatch // per physical queue; nil before Open starts them
-	stop   chan struct{} // closed by Close
-	rounds atomic.Uint64 // rounds run, all queues together (for tests)
+	// closing is cancelled, with cause ErrClosed, when Close starts: it
+	// stops the goroutines, and ends waits made with Device.Closing.
+	closing context.Context
+	cancel  context.CancelCauseFunc
+	stop    <-chan struct{} // closing.Done()
+	rounds  atomic.Uint64   // rounds run, all queues together (for tests)
 }
 
 // queueWatch is the goroutine of one physical queue.
@@ -77,7 +82,8 @@ type queueWatch struct {
 // last.
 func (d *Device) startWatcher() {
 	w := &d.watch
-	w.stop = make(chan struct{})
+	w.closing, w.cancel = context.WithCancelCause(context.Background())
+	w.stop = w.closing.Done()
 	for _, q := range d.queues {
 		qw := &queueWatch{q: q, kick: make(chan struct{}, 1), done: make(chan struct{}), comp: make([]uint64, len(d.queues))}
 		w.queues = append(w.queues, qw)
@@ -88,9 +94,22 @@ func (d *Device) startWatcher() {
 // stopWatcher tells the goroutines to return. Close calls it after
 // setting closed.
 func (d *Device) stopWatcher() {
-	if d.watch.stop != nil {
-		close(d.watch.stop)
+	if d.watch.cancel != nil {
+		d.watch.cancel(Closed("Manager"))
 	}
+}
+
+// Closing returns a context cancelled, with cause ErrClosed, when Close
+// starts. A call that waits inside the gate by other means than Vulkan
+// waits that enter it per slice (a channel: a held submit's release)
+// derives its context from it, so that its wait ends when Close starts
+// instead of holding Close's drain until the wait's own deadline; the
+// held submit would not be dropped before that drain.
+func (d *Device) Closing() context.Context {
+	if d.watch.closing == nil {
+		return context.Background()
+	}
+	return d.watch.closing
 }
 
 // joinWatcher waits until every goroutine has returned. Close calls it
