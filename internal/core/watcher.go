@@ -198,30 +198,39 @@ func (qw *queueWatch) arm(d *Device) (t uint64, again bool) {
 	return t, again
 }
 
-// notify makes sure a goroutine will wake for o, which deferDestroy has
-// just appended to the deferred list: one already waits for a value of a
-// queue at or below o's own there, or o's queue's goroutine (queue 0's
-// when o is idle already) is kicked. Called inside the gate.
+// notify makes sure goroutines will wake for o, which deferDestroy has
+// just appended to the deferred list: on each queue where o still has a
+// use to wait for, that queue's goroutine already waits for a value at or
+// below it (it will see o when it wakes), or it is kicked. o is idle once
+// its last such use completes, and the queue of that use collects it.
+// When o is idle already, queue 0's goroutine is kicked to collect it.
+// Called inside the gate.
 func (w *watcher) notify(d *Device, o *Object) {
 	if w.queues == nil {
 		return
 	}
-	kick := -1
+	pending := false
 	for i, qw := range w.queues {
 		n := o.need(i, qw.q.completed.Load())
 		if n == 0 {
 			continue
 		}
-		if t := qw.target.Load(); t != 0 && t <= n {
-			return // wakes at t, before o can be idle, and then sees o
-		}
-		if kick < 0 {
-			kick = i
+		pending = true
+		if t := qw.target.Load(); t == 0 || t > n {
+			qw.poke()
 		}
 	}
+	if !pending {
+		w.queues[0].poke()
+	}
+}
+
+// poke kicks the goroutine, unless a kick is pending already. A goroutine
+// parked in its wait sees the kick when the wait ends.
+func (qw *queueWatch) poke() {
 	select {
-	case w.queues[max(kick, 0)].kick <- struct{}{}:
-	default: // kicked already
+	case qw.kick <- struct{}{}:
+	default:
 	}
 }
 
