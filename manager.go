@@ -23,6 +23,13 @@ var apiVersion = vk.MakeVersion(1, 3, 0)
 
 // Manager owns one Vulkan instance and device, and everything created from
 // them. It is safe for concurrent use.
+//
+// Memory of an object closed while the GPU still uses it is freed once the
+// GPU is done with it, without any later call: the Manager runs one
+// goroutine per physical queue (one on most devices) that parks in a wait
+// on the queue's timeline semaphore for the deferred objects' last uses,
+// and frees them when they complete. It polls nothing, costs submits and
+// waits nothing, and stops with Close.
 type Manager struct {
 	inst *vk.Instance
 	dev  *core.Device
@@ -312,8 +319,10 @@ func (m *Manager) OpCacheStats() core.OpCacheStats { return m.dev.OpCacheStats()
 // last export's deleter has run.
 //
 // Close is safe to call while other goroutines use the Manager: calls
-// already inside finish first (a blocked wait gives up within 50ms), and
-// every later call returns ErrClosed. After a device loss (ErrDeviceLost,
+// already inside finish first (a blocked wait, an eager call's wait for
+// room in its stream among them, gives up within 50ms with ErrClosed),
+// and every later call returns ErrClosed. Close stops and joins the
+// Manager's completion watcher before it frees anything. After a device loss (ErrDeviceLost,
 // which every call returns once any call met it) Close idles the device
 // and frees everything.
 func (m *Manager) Close() error {

@@ -296,8 +296,16 @@ func objects(in, outs []*tensor.Tensor) []*core.Object {
 func (s *Stream) take() (seq *sequence.Sequence, waited bool, err error) {
 	s.reclaim()
 	if len(s.free) == 0 && len(s.ring) >= s.maxHeld {
-		ctx, cancel := context.WithTimeout(context.Background(), s.dev.WaitTimeout)
+		// Back-pressure: the call holds the gate, so the wait must end
+		// when Manager.Close starts, not hold Close's drain until its
+		// deadline. Queue waits enter the gate per slice and fail then;
+		// the context covers a submit still held back, whose release is
+		// a channel (Close drops held submits only after the drain).
+		ctx, cancel := context.WithTimeout(s.dev.Closing(), s.dev.WaitTimeout)
 		err := s.ring[0].p.Wait(ctx)
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, core.ErrClosed) {
+			err = cause
+		}
 		cancel()
 		if err != nil {
 			return nil, false, err

@@ -464,6 +464,15 @@ func (d *Device) WaitSemaphores(sems []Semaphore, values []uint64, any bool, tim
 		(*C.uint64_t)(unsafe.Pointer(&sems[0])), (*C.uint64_t)(unsafe.Pointer(&values[0])), a, C.uint64_t(timeoutNs)))
 }
 
+// WatchSemaphore is WaitSemaphore without fault injection (package
+// internal/fault): the runtime's completion watcher waits with it in the
+// background, where an injected failure would hit a wait that no test
+// step made, and the counts of a test's calls would vary from run to run.
+// It allocates nothing.
+func (d *Device) WatchSemaphore(s Semaphore, value, timeoutNs uint64) error {
+	return checkWait(C.vkflowWaitSemaphore(d.handle, C.uint64_t(s), C.uint64_t(value), C.uint64_t(timeoutNs)))
+}
+
 // SignalSemaphore sets a timeline semaphore's value from the host.
 func (d *Device) SignalSemaphore(s Semaphore, value uint64) error {
 	return check("vkSignalSemaphore", C.vkflowSignalSemaphore(d.handle, C.uint64_t(s), C.uint64_t(value)))

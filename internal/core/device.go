@@ -81,6 +81,7 @@ type Device struct {
 	attach  attachments
 	holder  placeholder
 	opStats opCacheCounters
+	watch   watcher // frees deferred objects as the GPU finishes (watcher.go)
 
 	gcMu    sync.Mutex
 	garbage []*Object
@@ -182,6 +183,7 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d.mem.init(d)
 	d.stage.init(d)
+	d.startWatcher()
 	return d, nil
 }
 
@@ -227,6 +229,7 @@ func (d *Device) deferDestroy(o *Object) {
 	}
 	d.addGarbage(o)
 	o.retire()
+	d.watch.notify(d, o)
 }
 
 func (d *Device) addGarbage(o *Object) {
@@ -303,9 +306,14 @@ func (d *Device) Close(timeout time.Duration) error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	// The completion watcher's goroutines start no new round, and waits
+	// made with Closing end (joined below, once the GPU has reached every
+	// value the watcher may wait for).
+	d.stopWatcher()
 	// No call gets in now; wait for those inside to leave. From here on
 	// Close is the only one making Vulkan calls on the device (but for
-	// waits by DLPack exports, which pin it).
+	// waits by DLPack exports, which pin it, and the watcher's parked
+	// waits on queue timelines).
 	d.drain()
 	// Submits still held back never reached the driver: nothing on the GPU
 	// uses their resources, so they are reported and dropped, not waited.
@@ -335,6 +343,9 @@ func (d *Device) Close(timeout time.Duration) error {
 			return err
 		}
 	}
+	// Every value the watcher waits for was submitted, so has completed
+	// now (or the device is lost, and its waits fail).
+	d.joinWatcher()
 	// Foreign code's points (DLPack consumers' released points), within
 	// the same timeout; past it they are given up and their memory leaked.
 	d.stopForeign(ctx)

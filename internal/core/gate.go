@@ -12,9 +12,13 @@ import (
 
 // The gate keeps Close from destroying what a call in flight uses. Every
 // API call that makes Vulkan calls enters it for its short duration (never
-// across a whole blocking wait: waits enter it per slice). Close sets
-// closed, then waits until no call is inside; a call that enters after
-// that fails with ErrClosed, so after the drain Close owns the device.
+// across a whole blocking wait: waits enter it per slice, and a call that
+// waits on something else while inside, such as a held submit's release,
+// derives its context from Device.Closing). Close sets closed, then waits
+// until no call is inside; a call that enters after that fails with
+// ErrClosed, so after the drain Close owns the device, but for the
+// completion watcher's parked waits, which Close joins before destroying
+// anything (watcher.go).
 //
 // The gate is a counter rather than an RWMutex so that a call may enter
 // again from inside (tensor.New entering Alloc and Upload): an inner Enter
