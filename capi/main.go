@@ -98,6 +98,10 @@ func fail(err error) C.int {
 	lastErr.Unlock()
 	var vkErr *vk.Error
 	switch {
+	case errors.Is(err, vkflow.ErrFailed): // before its cause (ErrClosed, a Vulkan error)
+		return C.VKFLOW_ERR_FAILED
+	case errors.Is(err, vkflow.ErrBusy):
+		return C.VKFLOW_ERR_BUSY
 	case errors.Is(err, vkflow.ErrClosed):
 		return C.VKFLOW_ERR_CLOSED
 	case errors.Is(err, vkflow.ErrUnsupported):

@@ -34,6 +34,10 @@ enum {
 	VKFLOW_ERR_TIMEOUT = -5,     /* a wait ran past its timeout */
 	VKFLOW_ERR_OTHER = -6,
 	VKFLOW_ERR_PENDING = -7,     /* the object is in use by a run still in flight */
+	VKFLOW_ERR_FAILED = -8,      /* work it depends on failed: a timeline point's producer failed
+	                              * (its submit, or the timeline closed first); vkflow_error_text
+	                              * names the root cause. Failures are sticky on their timeline. */
+	VKFLOW_ERR_BUSY = -9,        /* a bound was reached (held submits); nothing was done, retry later */
 };
 
 typedef uint64_t vkflow_manager;

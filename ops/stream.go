@@ -53,6 +53,11 @@ type Stream struct {
 	last   sequence.Pending
 	has    bool // last is set
 	closed bool
+	// armed: a completion hook (core.WhenComplete) will reclaim the ring
+	// once the GPU is done with it, so an idle stream releases what its
+	// calls held (tensors closed meanwhile are freed then).
+	armed  bool
+	onDone func() // s.completed, made once
 }
 
 type inflight struct {
@@ -134,7 +139,9 @@ func (s *Stream) Queue() int { return s.queue }
 // outputs once the op is submitted. Errors in the arguments come back at
 // once, named after the op, and nothing is submitted then; an allocated
 // output is closed again. Reading an output on the host needs Tensor.Wait
-// (or Synchronize) first.
+// (or Synchronize) first. An input whose last submitted use failed (its
+// Tensor.Wait returns the failure) refuses the call with that failure,
+// which errors.Is vkflow.ErrFailed and the root cause.
 func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
 	if s == nil {
 		return nil, core.Invalid("ops: nil Stream")
@@ -153,6 +160,14 @@ func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tenso
 			t.Object().Release()
 		}
 	}()
+	for i, t := range in {
+		// An input whose last submitted use failed holds no valid data
+		// (package timeline, Failures): the call is refused with that
+		// failure, and nothing is queued.
+		if err := t.Object().Failure(); err != nil {
+			return nil, fmt.Errorf("ops.%s: input %d: %w", name, i, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -275,6 +290,7 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor) error {
 	}
 	s.ring = append(s.ring, inflight{seq, pend})
 	s.last, s.has = pend, true
+	s.arm()
 	s.dev.CountEagerSubmit(waited)
 	return nil
 }
@@ -320,6 +336,36 @@ func (s *Stream) take() (seq *sequence.Sequence, waited bool, err error) {
 	}
 	seq, err = sequence.New(s.owner, s.queue)
 	return seq, waited, err
+}
+
+// arm asks the completion watcher to reclaim the ring once the newest call
+// completes, unless it is asked already. Called with mu held.
+func (s *Stream) arm() {
+	if s.armed || len(s.ring) == 0 {
+		return
+	}
+	v := s.ring[len(s.ring)-1].p.Value()
+	if v == 0 {
+		return // not submitted yet: the next call arms
+	}
+	if s.onDone == nil {
+		s.onDone = s.completed
+	}
+	s.armed = s.dev.WhenComplete(s.q, v, s.onDone)
+}
+
+// completed runs on the completion watcher once the call the stream armed
+// for has completed: it reclaims what completed and arms again for calls
+// queued since.
+func (s *Stream) completed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.armed = false
+	if s.closed {
+		return
+	}
+	s.reclaim()
+	s.arm()
 }
 
 // reclaim clears the sequences whose submits completed, oldest first, and

@@ -63,9 +63,9 @@ func TestFailurePropagates(t *testing.T) {
 
 	a := fill(t, m, xs[0], 1, sequence.Wait(gate, 1), sequence.Signal(T, 2)) // fails at the driver
 	b := fill(t, m, xs[1], 2, sequence.Wait(T, 2), sequence.Signal(U, 1))    // waits on a
-	c := fill(t, m, xs[2], 3, sequence.Signal(T, 3))                          // later signal of T: sticky
-	d := fill(t, m, xs[3], 4, sequence.Wait(gate, 1), sequence.Signal(V, 1))  // independent
-	w := fill(t, m, xs[4], 5, sequence.Wait(T, 1))                            // below the failure
+	c := fill(t, m, xs[2], 3, sequence.Signal(T, 3))                         // later signal of T: sticky
+	d := fill(t, m, xs[3], 4, sequence.Wait(gate, 1), sequence.Signal(V, 1)) // independent
+	w := fill(t, m, xs[4], 5, sequence.Wait(T, 1))                           // below the failure
 	require.NoError(t, w.Wait(ctx))
 	assert.Len(t, m.Runtime().Held(), 4)
 
@@ -73,7 +73,9 @@ func TestFailurePropagates(t *testing.T) {
 	fault.Fail(fault.QueueSubmit, 1, int32(vk.ErrorOutOfDeviceMemory), false)
 	waited := make(chan error, 2)
 	go func() { waited <- T.Wait(ctx, 2) }()
-	go func() { waited <- timeline.WaitAll(ctx, timeline.Point{Timeline: V, Value: 1}, timeline.Point{Timeline: U, Value: 1}) }()
+	go func() {
+		waited <- timeline.WaitAll(ctx, timeline.Point{Timeline: V, Value: 1}, timeline.Point{Timeline: U, Value: 1})
+	}()
 	time.Sleep(20 * time.Millisecond)
 	start := time.Now()
 	require.NoError(t, gate.Signal(1))

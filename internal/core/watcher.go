@@ -76,6 +76,57 @@ type queueWatch struct {
 	kick   chan struct{} // buffered 1: something new to watch
 	done   chan struct{} // closed when the goroutine returns
 	comp   []uint64      // scratch: each queue's completed value
+	// hooks run once the queue's timeline reaches their value
+	// (WhenComplete); guarded by the device's gcMu.
+	hooks []hook
+	due   []hook // scratch of run, outside gcMu
+}
+
+// hook is a function to run once a queue value completes.
+type hook struct {
+	v  uint64
+	fn func()
+}
+
+// WhenComplete runs fn on the completion watcher's goroutine once value v
+// of queue q's timeline has completed (at once, on that goroutine, if it
+// has already), so that what a completed submit held can be released
+// without a host call of the program's: an eager stream reclaims its
+// in-flight sequences this way. fn runs outside the gate and must not
+// block on the GPU. It reports false, running nothing, when there is no
+// watcher (Close has started): the caller then releases at its next call
+// as before.
+func (d *Device) WhenComplete(q *Queue, v uint64, fn func()) bool {
+	w := &d.watch
+	if w.queues == nil || d.closed.Load() {
+		return false
+	}
+	qw := w.queues[q.Index]
+	d.gcMu.Lock()
+	qw.hooks = append(qw.hooks, hook{v, fn})
+	t := qw.target.Load()
+	d.gcMu.Unlock()
+	if t == 0 || t > v {
+		qw.poke()
+	}
+	return true
+}
+
+// takeDue moves the hooks whose value has completed to qw.due.
+func (qw *queueWatch) takeDue(d *Device) {
+	done := qw.q.Completed()
+	d.gcMu.Lock()
+	keep := qw.hooks[:0]
+	for _, h := range qw.hooks {
+		if h.v <= done {
+			qw.due = append(qw.due, h)
+		} else {
+			keep = append(keep, h)
+		}
+	}
+	clear(qw.hooks[len(keep):])
+	qw.hooks = keep
+	d.gcMu.Unlock()
 }
 
 // startWatcher starts one goroutine per physical queue. Open calls it
@@ -143,8 +194,14 @@ func (qw *queueWatch) run(d *Device, w *watcher) {
 			return
 		}
 		d.collect()
+		qw.takeDue(d)
 		t, again := qw.arm(d)
 		d.Exit()
+		for i, h := range qw.due {
+			h.fn()
+			qw.due[i] = hook{}
+		}
+		qw.due = qw.due[:0]
 		w.rounds.Add(1)
 		switch {
 		case again:
@@ -191,6 +248,14 @@ func (qw *queueWatch) arm(d *Device) (t uint64, again bool) {
 		}
 		if !again && o.ready(qw.comp) {
 			again = true
+		}
+	}
+	for _, h := range qw.hooks {
+		switch {
+		case h.v <= qw.comp[i]:
+			again = true
+		case h.v <= top && (t == 0 || h.v < t):
+			t = h.v
 		}
 	}
 	qw.target.Store(t)

@@ -99,7 +99,8 @@ from . import _lib
 
 __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages", "dlpack_live",
-    "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "DLPACK_TIMEOUT",
+    "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "FailedError", "BusyError",
+    "DLPACK_TIMEOUT",
     "library_path", "Algorithm", "Graph", "Node", "Exec", "Run", "asarray", "default_device",
     "CopyError", "MemoryHandle", "send_handle", "recv_handle", "synchronize",
 ]
@@ -120,6 +121,18 @@ class UnsupportedError(RuntimeError):
 
 class PendingError(RuntimeError):
     """The object is in use by a run still in flight."""
+
+
+class FailedError(RuntimeError):
+    """Work this depends on failed: the producer of a timeline point it
+    waits on failed (its submit, or the timeline was closed first). The
+    message names the root cause; failures are sticky on their timeline
+    (see the Go package timeline, Failures)."""
+
+
+class BusyError(RuntimeError):
+    """A bound was reached (held submits); nothing was done: retry once
+    work drains."""
 
 
 class DLDeviceType(enum.IntEnum):
@@ -166,6 +179,10 @@ def _raise(rc, buffer_error=False):
         raise TimeoutError(text)
     if rc == _lib.ERR_PENDING:
         raise PendingError(text)
+    if rc == _lib.ERR_FAILED:
+        raise FailedError(text)
+    if rc == _lib.ERR_BUSY:
+        raise BusyError(text)
     raise RuntimeError(text)
 
 

@@ -28,6 +28,8 @@ ERR_VULKAN = -4
 ERR_TIMEOUT = -5
 ERR_OTHER = -6
 ERR_PENDING = -7
+ERR_FAILED = -8
+ERR_BUSY = -9
 
 # Manager flags.
 VALIDATION = 1
