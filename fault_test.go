@@ -238,8 +238,11 @@ func TestDeviceLost(t *testing.T) {
 }
 
 // A submit that fails in vkQueueSubmit never signals; its timeline must not
-// stay "pending" for ever: the host may then signal past it, which releases
-// the submits that waited for the failed signal.
+// stay "pending" for ever. Its value fails (package timeline, Failures):
+// the submit held on it fails at once with the same cause, and the
+// timeline, whose failure is sticky, takes no host signal. (Before issue
+// 22 the consumer stayed held and the host could signal past the burned
+// value to release it.)
 func TestFailedSubmitReleasesTimeline(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -263,14 +266,12 @@ func TestFailedSubmitReleasesTimeline(t *testing.T) {
 	err = failed.Wait(ctx)
 	var vkErr *vk.Error
 	require.ErrorAs(t, err, &vkErr, "the injected vkQueueSubmit failure")
-	assert.False(t, waiting.Done(), "the consumer waits for a signal that never came")
-
-	// 1 is burned (values must increase), but 2 from the host is allowed and
-	// releases the consumer.
-	require.ErrorIs(t, tl.Signal(1), vkflow.ErrInvalid)
-	require.NoError(t, tl.Signal(2))
-	require.NoError(t, waiting.Wait(ctx))
+	err = waiting.Wait(ctx)
+	assert.ErrorIs(t, err, vkflow.ErrFailed, "the consumer fails with its producer")
+	assert.ErrorIs(t, err, vk.ErrOutOfDeviceMemory)
+	assert.ErrorIs(t, tl.Signal(2), vkflow.ErrFailed, "a failed timeline takes no host signal")
+	assert.ErrorIs(t, tl.Wait(ctx, 1), vkflow.ErrFailed)
 	v, err := tl.Value()
 	require.NoError(t, err)
-	assert.Equal(t, uint64(2), v)
+	assert.Equal(t, uint64(0), v)
 }

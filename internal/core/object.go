@@ -100,8 +100,8 @@ func (o *Object) Release() {
 // MarkUse records that timeline value v of physical queue q uses o.
 // It allocates nothing.
 func (o *Object) MarkUse(q int, v uint64) {
-	if o.failed.Load() != nil {
-		o.failed.Store(nil) // a later use reached the driver
+	if f := o.failed; f != nil && f.Load() != nil {
+		f.Store(nil) // a later use reached the driver
 	}
 	u := &o.uses[q]
 	for {
@@ -139,13 +139,16 @@ type failedUse struct{ err error }
 // o's work (Tensor.Wait) reports the failure instead of returning as if
 // the work were done.
 func (o *Object) Fail(err error) {
-	if err != nil {
+	if err != nil && o.failed != nil {
 		o.failed.Store(&failedUse{err})
 	}
 }
 
 // Failure returns the error Fail recorded, or nil.
 func (o *Object) Failure() error {
+	if o.failed == nil {
+		return nil
+	}
 	if f := o.failed.Load(); f != nil {
 		return f.err
 	}
