@@ -174,6 +174,14 @@ func (e *Exec) Run(ctx context.Context, opts ...RunOption) error {
 // they conflict (package doc). A graph with uploads or downloads has one set of staging buffers:
 // RunAsync returns ErrPending while the previous run is still in flight
 // (Run waits for it instead). It never blocks.
+//
+// A run is admitted whole or not at all: all of its submits go to the
+// scheduler as one unit, so a refusal (ErrBusy at the WithMaxHeldSubmits
+// bound, which counts every submit of the run that would be held; ErrInvalid
+// for a Signal value that does not increase; ErrClosed) leaves nothing
+// submitted or held. A segment that fails after admission fails the
+// segments and the Signal points downstream of it (package timeline,
+// Failures), and Pending.Wait returns that error.
 func (e *Exec) RunAsync(opts ...RunOption) Pending {
 	fail := func(err error) Pending { return Pending{&run{err: err}} }
 	var ro runOpts

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -195,6 +197,9 @@ func TestFailureRandomDAGs(t *testing.T) {
 	rounds := 12
 	if testing.Short() {
 		rounds = 4
+	}
+	if n, err := strconv.Atoi(os.Getenv("VKFLOW_FAILURE_ROUNDS")); err == nil && n > 0 {
+		rounds = n // make soak
 	}
 	for round := range rounds {
 		seed := uint64(time.Now().UnixNano())

@@ -162,8 +162,9 @@ func (sc *scheduler) failSubmit(s *Submission, err *FailedError, dead *[]*Submis
 		}
 		t := p.TL
 		// s may sit in t's queue of held signallers (not when it was cut
-		// from it already): take it out, and unblock the next one if s
-		// was first.
+		// from it already): take it out. The signallers after it signal
+		// higher values, so failTimeline below fails them too; none is
+		// left blocked behind s.
 		for k := t.head; k < len(t.signallers); k++ {
 			if t.signallers[k] != s {
 				continue
@@ -219,20 +220,6 @@ func (s *Submission) failedWait() *FailedError {
 		}
 	}
 	return nil
-}
-
-// FailTimeline marks t failed from value v with cause, as a producer's
-// failure outside the scheduler does (a DLPack consumer, a closed
-// timeline), and fails everything held downstream.
-func (d *Device) FailTimeline(t *Timeline, v uint64, what string, cause error) {
-	sc := &d.sched
-	sc.mu.Lock()
-	var dead []*Submission
-	sc.failTimeline(t, v, asFailed(cause, v, what), &dead)
-	ready := sc.drain(d)
-	sc.mu.Unlock()
-	finish(dead)
-	finish(ready)
 }
 
 // CloseTimeline fails every value of t past what accepted submits signal:
