@@ -159,36 +159,8 @@ func firstOf(ps []Point, i int) bool {
 // (wrapping ErrBusy) a submit that would be held while the bound on held
 // submits is reached.
 func (d *Device) Schedule(s *Submission) error {
-	for _, ps := range [2][]Point{s.Waits, s.Signals} {
-		for _, p := range ps {
-			if p.TL == nil {
-				return Invalid("nil timeline")
-			}
-			if p.TL.dev != d {
-				return Invalid("timeline belongs to another Manager")
-			}
-		}
-	}
-	if err := d.Enter(); err != nil {
-		return err
-	}
-	defer d.Exit()
-	if err := s.hold(); err != nil {
-		return err
-	}
-	sc := &d.sched
-	sc.mu.Lock()
-	if err := sc.check(d, []*Submission{s}); err != nil {
-		sc.mu.Unlock()
-		s.unhold()
-		return err
-	}
-	var done []*Submission
-	sc.accept(s, &done)
-	done = append(done, sc.drain(d)...)
-	sc.mu.Unlock()
-	finish(done)
-	return nil
+	one := [1]*Submission{s}
+	return d.ScheduleAll(one[:])
 }
 
 // hold takes a reference on every timeline s waits on or signals: they

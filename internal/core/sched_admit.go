@@ -6,7 +6,8 @@ import "fmt"
 // accepted (each then released as Schedule's are) or, when the checks
 // refuse one of them (a non-increasing signal, a closed Manager or
 // timeline, the bound on held submits), none is and nothing reached the
-// driver. Later submits may wait on earlier ones' signals.
+// driver. Later submits may wait on earlier ones' signals. Schedule is
+// ScheduleAll of one submit.
 func (d *Device) ScheduleAll(ss []*Submission) error {
 	for _, s := range ss {
 		for _, ps := range [2][]Point{s.Waits, s.Signals} {
@@ -68,8 +69,15 @@ func (sc *scheduler) check(d *Device, ss []*Submission) error {
 		reserved, promised uint64
 		held               bool
 	}
+	// One submit (Schedule) needs no map: what it sees is the timelines'
+	// own state, and nothing of ss comes before it.
 	var st map[*Timeline]*sim
+	var scratch sim
 	get := func(t *Timeline) *sim {
+		if len(ss) == 1 {
+			scratch = sim{reserved: t.reserved, promised: t.promised, held: t.head < len(t.signallers)}
+			return &scratch
+		}
 		if st == nil {
 			st = map[*Timeline]*sim{}
 		}

@@ -26,7 +26,22 @@ func Pop[T any](h []T, less func(a, b T) bool) ([]T, T) {
 	var zero T
 	h[n] = zero
 	h = h[:n]
-	for i := 0; ; {
+	down(h, 0, less)
+	return h, x
+}
+
+// Heapify orders h as a min-heap by less, in place, and returns it.
+func Heapify[T any](h []T, less func(a, b T) bool) []T {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(h, i, less)
+	}
+	return h
+}
+
+// down moves h[i] down until neither child is less than it.
+func down[T any](h []T, i int, less func(a, b T) bool) {
+	n := len(h)
+	for {
 		l, m := 2*i+1, i
 		if l < n && less(h[l], h[m]) {
 			m = l
@@ -35,32 +50,9 @@ func Pop[T any](h []T, less func(a, b T) bool) ([]T, T) {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	return h, x
-}
-
-// Heapify orders h as a min-heap by less, in place, and returns it.
-func Heapify[T any](h []T, less func(a, b T) bool) []T {
-	n := len(h)
-	for start := n/2 - 1; start >= 0; start-- {
-		for i := start; ; {
-			l, m := 2*i+1, i
-			if l < n && less(h[l], h[m]) {
-				m = l
-			}
-			if r := l + 1; r < n && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	return h
 }
