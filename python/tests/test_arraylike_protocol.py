@@ -219,7 +219,7 @@ class TestLayout(ArrayTest):
     def test_copying_layout_methods(self):
         """This layer's own reshape, T, mT and iteration (GPU copies and
         host rows), which the views layer replaces where it is installed."""
-        from vkflow._arraylike import _ArrayMethods as M
+        from vkflow._protocols import _ArrayMethods as M
         a = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
         t = self.vk(a)
         r = M.reshape(t, 6, -1)

@@ -1,8 +1,8 @@
 """Array-API style entry points: the default device, ``from_dlpack`` and
 ``asarray``.
 
-Imported by vkflow/__init__.py once its own names exist; use them as
-``vkflow.from_dlpack`` and so on.
+Use them as ``vkflow.from_dlpack`` and so on. ``Tensor.to_device`` is here
+too (added to :class:`vkflow.Tensor` by :func:`install`).
 
 The default device is one process-wide :class:`Manager`, opened on first use
 (by ``default_device()``, or by ``from_dlpack``/``asarray`` without a device)
@@ -16,16 +16,14 @@ import numbers
 import os
 import threading
 
-from ctypes import byref, c_int32, c_uint64
-
-from . import _lib
-from . import Manager, Tensor, _check, _consume, _dtype_name, _ns, _numpy
+from . import _dlpack
+from ._dtypes import _dtype_name, _numpy
+from ._manager import Manager
+from ._tensor import Tensor
 
 _default_lock = threading.Lock()
 _default = None
 _atexit_registered = False
-
-_COPY_MODES = {None: _lib.COPY_IF_NEEDED, True: _lib.COPY_ALWAYS, False: _lib.COPY_NEVER}
 
 
 class CopyError(ValueError, BufferError):
@@ -88,31 +86,8 @@ def from_dlpack(x, device=None, copy=None):
     Importing the same array again, or a slice starting where it starts,
     gives a view of the first import's buffer.
     """
-    copy_mode = _COPY_MODES.get(copy) if isinstance(copy, (bool, type(None))) else None
-    if copy_mode is None:
-        raise ValueError("from_dlpack: copy must be None, True or False")
-    mgr = _device(device, "from_dlpack")
-    mh = mgr._h()
-    if hasattr(x, "__dlpack__"):
-        try:
-            capsule = x.__dlpack__(max_version=(1, 3))
-        except TypeError:
-            capsule = x.__dlpack__()
-    else:
-        capsule = x
-    ptr, versioned = _consume(capsule)
-    # From here the library owns the managed tensor: it calls the deleter
-    # even when the import fails.
-    out, copied = c_uint64(), c_int32()
-    _check(_lib.lib().dlpack_import_copy(mh, ptr, 1 if versioned else 0, copy_mode,
-                                         _ns(_timeout()), byref(out), byref(copied)),
-           buffer_error=True)
-    return Tensor._wrap(mgr, out.value, imported_copy=bool(copied.value))
-
-
-def _timeout():
-    from . import DLPACK_TIMEOUT  # read at call time: tests and users change it
-    return DLPACK_TIMEOUT
+    _dlpack._import_copy_mode(copy)  # a bad copy is refused before the device is looked at
+    return Tensor._from_dlpack(_device(device, "from_dlpack"), x, copy)
 
 
 def _scalar_dtype(obj):
@@ -220,3 +195,29 @@ def _producer_dtype(obj):
     name = name.rsplit(".", 1)[-1]  # torch.float32 -> float32
     return {"half": "float16", "float": "float32", "double": "float64",
             "int": "int32", "long": "int64", "short": "int16"}.get(name, name)
+
+
+# --- Tensor.to_device -------------------------------------------------------------------
+
+def to_device(self, device, /, *, stream=None):
+    """Returns the tensor on ``device`` (a :class:`Manager`): itself when
+    it is already there, else a copy made through host memory (after the
+    tensor's pending GPU work). ``stream`` must be None (or -1)."""
+    if stream is not None and not (isinstance(stream, int) and stream == -1):
+        raise ValueError("to_device: stream must be None or -1, not %r" % (stream,))
+    if not isinstance(device, Manager):
+        raise TypeError("to_device: device must be a vkflow.Manager, not %s"
+                        % type(device).__name__)
+    if device is self._manager:
+        self._h()
+        return self
+    return self._copy_to(device)
+
+
+to_device.__qualname__ = "Tensor.to_device"
+
+
+def install(cls):
+    """Adds ``to_device`` to the Tensor class (a Manager is a device here:
+    the Tensor module sits below the Manager's)."""
+    cls.to_device = to_device

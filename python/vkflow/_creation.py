@@ -16,8 +16,9 @@ with NumPy on the host and uploaded (one copy).
 import numbers
 import operator
 
-from . import Tensor, _dtype_name, _numpy
-from ._array import _device, _upload
+from ._array import _device, _producer_dtype, _upload
+from ._dtypes import _dtype_name, _numpy
+from ._tensor import Tensor
 
 __all__ = ["zeros", "ones", "empty", "full", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "empty_like", "full_like"]
@@ -153,7 +154,6 @@ def _like(x, dtype, device, what):
     if not isinstance(x, Tensor):
         if not hasattr(x, "shape") or not hasattr(x, "dtype"):
             raise TypeError("%s: x must be an array, not %s" % (what, type(x).__name__))
-        from ._array import _producer_dtype
         own, mgr = _producer_dtype(x), None
     else:
         own, mgr = x.dtype, x.device

@@ -1,7 +1,7 @@
 """Graphs for the vkflow package: Algorithm, Graph, Node, Exec and Run.
 
-Imported by vkflow/__init__.py once its own names exist; use them as
-``vkflow.Graph`` and so on.
+Made by a :class:`vkflow.Manager` (``Manager.graph``, ``Manager.kernel``,
+``Manager.algorithm``); use the classes as ``vkflow.Graph`` and so on.
 """
 
 import ctypes
@@ -12,7 +12,11 @@ import weakref
 from ctypes import byref, c_int32, c_int64, c_size_t, c_uint64
 
 from . import _lib
-from . import _check, _Handle, _ns, _numpy, _tensor_handle, _timeline_point
+from ._dtypes import _numpy
+from ._errors import _check
+from ._handle import _Handle, _ns
+from ._tensor import _tensor_handle
+from ._timeline import _timeline_point
 
 
 def _push_bytes(push):

@@ -25,7 +25,8 @@ import struct
 from ctypes import byref, c_int32, c_int64, c_uint64
 
 from . import _lib
-from . import _check, _dtype_name
+from ._dtypes import _dtype_name
+from ._errors import _check
 
 __all__ = ["MemoryHandle", "send_handle", "recv_handle"]
 
@@ -106,7 +107,7 @@ def _close_quietly(fd):
 
 
 def import_memory(manager, handle, dtype, shape):
-    from . import Tensor
+    """Manager.import_memory: the new tensor's library handle."""
     if isinstance(handle, MemoryHandle):
         _check_fd(handle.fd, "import_memory")  # not an fd: nothing to consume
     try:
@@ -124,14 +125,14 @@ def import_memory(manager, handle, dtype, shape):
     h = c_uint64()
     _check(_lib.lib().tensor_import_memory(mh, byref(c), name.encode(), len(shape), dims,
                                            byref(h)))
-    return Tensor._wrap(manager, h.value)
+    return h.value
 
 
 def new_exportable_timeline(manager, initial):
-    from . import Timeline
+    """Manager.timeline(exportable=True): the new timeline's library handle."""
     h = c_uint64()
     _check(_lib.lib().timeline_new_exportable(manager._h(), int(initial), byref(h)))
-    return manager._adopt(Timeline(manager, h.value))
+    return h.value
 
 
 def export_timeline(timeline):
@@ -141,7 +142,7 @@ def export_timeline(timeline):
 
 
 def import_timeline(manager, fd):
-    from . import Timeline
+    """Manager.import_timeline: the new timeline's library handle."""
     fd = _check_fd(fd, "import_timeline")  # not an fd: nothing to consume
     try:
         mh = manager._h()
@@ -150,7 +151,7 @@ def import_timeline(manager, fd):
         raise
     h = c_uint64()
     _check(_lib.lib().timeline_import_fd(mh, fd, byref(h)))
-    return manager._adopt(Timeline(manager, h.value))
+    return h.value
 
 
 def send_handle(sock, handle):

@@ -22,7 +22,11 @@ import builtins
 import numbers
 import operator
 
-from . import Tensor, _numpy
+from . import _dispatch
+from ._array import asarray
+from ._dtypes import _numpy
+from ._errors import ClosedError
+from ._tensor import Tensor
 
 
 def _row_major(shape):
@@ -80,7 +84,6 @@ class TensorView(Tensor):
 
     def _h(self):
         if self._base is None:
-            from . import ClosedError
             raise ClosedError("vkflow: the view was closed")
         raise TypeError("a vkflow.Tensor view (offset %d, strides %r over a %r tensor) has no "
                         "handle of its own: use v.copy() for a tensor of its own"
@@ -88,12 +91,11 @@ class TensorView(Tensor):
 
     def contiguous(self):
         """The view's elements as a new contiguous tensor (queued on the GPU)."""
-        from . import ops
         base = self._base
         if base is None:
             self._h()
-        return ops.strided_copy(base, shape=self.shape, src_offset=self._offset,
-                                src_strides=self._strides)
+        return _strided_copy(base, self.shape, src_offset=self._offset,
+                             src_strides=self._strides)
 
     copy = contiguous
 
@@ -233,7 +235,6 @@ def assign(dst, value):
     """dst[...] = value: value (a scalar, an array, a tensor or view)
     broadcast to dst's shape and converted to its dtype, written into the
     memory dst shares with its base, on the GPU."""
-    from . import asarray, ops
     base, off, shape, strides = _layout(dst)
     if base.read_only:
         raise ValueError("assignment destination is read-only")
@@ -241,7 +242,7 @@ def assign(dst, value):
         if value.device is not dst.device:
             raise ValueError("the value is on another device than the destination: use "
                              "to_device")
-        src = value if value.dtype == dst.dtype else ops.astype(value, dst.dtype)
+        src = value if value.dtype == dst.dtype else _cast(value, dst.dtype)
     else:
         # A copy: the write is queued, and the caller may change its array
         # as soon as the assignment returns.
@@ -264,13 +265,55 @@ def assign(dst, value):
         else:
             raise ValueError("could not broadcast input array from shape %r into shape %r"
                              % (tuple(sshape), tuple(shape)))
-    ops.strided_copy(sbase, shape=shape, src_offset=soff, src_strides=bstrides, out=base,
-                     dst_offset=off, dst_strides=strides)
+    _strided_copy(sbase, shape, src_offset=soff, src_strides=bstrides, out=base,
+                  dst_offset=off, dst_strides=strides)
+
+
+# --- the copies views are made of (vkflow.ops's, for tensors that are no views) ----------
+
+def _strided_copy(x, shape, src_offset=0, src_strides=None, out=None, dst_offset=0,
+                  dst_strides=None):
+    """vkflow.ops.strided_copy of x, a tensor that is no view (into out, one
+    too, or a new tensor)."""
+    attrs = _dispatch._strided_attrs(shape, src_offset, src_strides, dst_offset, dst_strides)
+    return _dispatch._call("strided_copy", x, out=out, **attrs)
 
 
 def _copy(t):
-    from . import ops
-    return ops.strided_copy(t, shape=t.shape)
+    return _strided_copy(t, t.shape)
+
+
+def _cast(t, dtype):
+    """vkflow.ops.astype(t, dtype): a new tensor (a view is gathered first)."""
+    if isinstance(t, TensorView):
+        t = t.contiguous()
+    return _dispatch._call("cast", t, dtype=dtype)
+
+
+def _resolve_shape(old, shape):
+    np = _numpy()
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError("reshape: the shape must be ints, not %r" % (shape,)) from None
+    size = int(np.prod(old, dtype=np.int64))
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension (shape %r for a "
+                         "tensor of shape %r)" % (shape, old))
+    if any(d < -1 for d in shape):
+        raise ValueError("reshape: negative dimension in shape %r (for a tensor of shape %r)"
+                         % (shape, old))
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError("cannot reshape tensor of shape %r (size %d) into shape %r"
+                             % (old, size, shape))
+        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
+    elif known != size:
+        raise ValueError("cannot reshape tensor of shape %r (size %d) into shape %r"
+                         % (old, size, shape))
+    return shape
 
 
 # --- the Tensor methods --------------------------------------------------------------------
@@ -288,7 +331,6 @@ def _reshape(self, *shape, copy=None):
     same elements in row-major order: a view of the same memory when the
     tensor is contiguous (NumPy's rule; ``copy=True`` copies), else a copy
     (``copy=False`` then raises ValueError)."""
-    from ._arraylike import _resolve_shape
     if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
         shape = tuple(shape[0])
     new = _resolve_shape(self.shape, shape)

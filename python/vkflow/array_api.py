@@ -24,10 +24,11 @@ dtype (no promotion) and Python scalars take it.
 
 import math
 
-from . import Tensor, ops
+from . import ops
 from ._array import asarray, from_dlpack  # noqa: F401
 from ._creation import (arange, empty, empty_like, eye, full, full_like, linspace,  # noqa: F401
                         ones, ones_like, zeros, zeros_like)
+from ._tensor import Tensor
 
 __array_api_version__ = "2023.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12")

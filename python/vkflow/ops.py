@@ -29,19 +29,15 @@ compiler's message and line) or SPIR-V kernel by name, :func:`call` runs any
 op by name with keyword attributes, :func:`unregister` removes a kernel.
 """
 
-import base64
-import builtins
-import ctypes
-import json
-import numbers
-import re
-
-from ctypes import c_uint64
-
-from . import _lib
 from . import _views
+# The registry, synchronize and cache_stats are vkflow.ops names too.
+from ._dispatch import (CompileError, cache_stats, names, register, synchronize,  # noqa: F401
+                        unregister)
+from ._dispatch import (_convert, _device_of, _foreign, _one, _outs, _run_plain, _strided_attrs,
+                        _submit)
+from ._dtypes import _dtype_name
+from ._tensor import Tensor
 from ._views import TensorView
-from . import Manager, Tensor, _check, _dtype_name, _ns, asarray, default_device
 
 __all__ = [
     "names", "register", "unregister", "call", "cache_stats", "synchronize", "CompileError",
@@ -55,133 +51,8 @@ __all__ = [
     "transpose", "permute_dims", "strided_copy",
 ]
 
-_INTEGER = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
-
-
-# --- registry -------------------------------------------------------------------
-
-def names():
-    """The names of every op, built-in and registered, sorted."""
-    L = _lib.lib()
-    n = L.op_names(None, 0)
-    buf = ctypes.create_string_buffer(n + 1)
-    L.op_names(buf, n + 1)
-    text = buf.value.decode("utf-8")
-    return text.split("\n") if text else []
-
-
-class CompileError(ValueError):
-    """GLSL that did not compile: the compiler's message; ``line`` is the
-    1-based line of the first error (None when the message has none)."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        m = re.search(r":(\d+): error:", message)
-        self.line = int(m.group(1)) if m else None
-
-
-def register(name, glsl=None, spirv=None, inputs=1):
-    """Registers a compute kernel called ``name``: GLSL source (a str,
-    compiled now: a compile error is a :class:`CompileError`, a ValueError
-    with the compiler's message and line) or a SPIR-V module (bytes-like).
-    Its storage buffers are set 0, bindings 0..n-1: the first ``inputs`` are
-    inputs, the rest outputs, which :func:`call` must be given (``out=``).
-    A taken name is a ValueError."""
-    if (glsl is None) == (spirv is None):
-        raise ValueError("register: give glsl or spirv, not both or neither")
-    L = _lib.lib()
-    if glsl is not None:
-        try:
-            _check(L.op_register_glsl(str(name).encode(), str(glsl).encode(), int(inputs)))
-        except ValueError as e:
-            if "glsl:" in str(e) and " error" in str(e):
-                raise CompileError(str(e)) from None
-            raise
-    else:
-        code = bytes(spirv)
-        _check(L.op_register_spirv(str(name).encode(), code, len(code), int(inputs)))
-
-
-def unregister(name):
-    """Removes a kernel added by :func:`register` (not a built-in op)."""
-    _check(_lib.lib().op_unregister(str(name).encode()))
-
 
 # --- calls ----------------------------------------------------------------------
-
-def _is_scalar(x):
-    return isinstance(x, (bool, numbers.Number)) and not hasattr(x, "__dlpack__") and \
-        not hasattr(x, "__array_interface__")
-
-
-def _scalar_as(x, dtype):
-    if isinstance(x, bool):
-        return x
-    if dtype == "bool":
-        raise TypeError("a Python number %r with a bool array: cast the array first" % (x,))
-    if dtype in _INTEGER and not isinstance(x, numbers.Integral):
-        raise TypeError("a Python float %r with a %s array: cast the array first" % (x, dtype))
-    return x
-
-
-def _device_of(inputs, device):
-    """The Manager an op on inputs runs on: the first vkflow Tensor's, else
-    device, else the default device."""
-    mgr = next((x.device for x in inputs if isinstance(x, Tensor)), None)
-    if mgr is not None and device is not None and device is not mgr:
-        raise ValueError("device %r differs from the inputs' device %r" % (device, mgr))
-    mgr = mgr or device or default_device()
-    if not isinstance(mgr, Manager):
-        raise TypeError("device must be None or a vkflow.Manager, not %s" % type(mgr).__name__)
-    return mgr
-
-
-def _convert(inputs, mgr):
-    """inputs as Tensors on mgr; scalars take the first array's dtype."""
-    out = [None] * len(inputs)
-    dtype = None
-    for i, x in enumerate(inputs):
-        if _is_scalar(x):
-            continue
-        if isinstance(x, Tensor) and x.device is not mgr:
-            raise ValueError("input %d is on another device (%r, not %r): use to_device"
-                             % (i, x.device, mgr))
-        out[i] = asarray(x, device=mgr)
-        if dtype is None:
-            dtype = out[i].dtype
-    for i, x in enumerate(inputs):
-        if out[i] is None:
-            out[i] = asarray(x if dtype is None else _scalar_as(x, dtype), dtype=dtype,
-                             device=mgr)
-    return out
-
-
-def _attrs_json(attrs):
-    """Keyword attributes to the library's JSON attributes."""
-    js = {}
-    for key, v in attrs.items():
-        if v is None:
-            continue
-        if key in ("axis", "axes"):
-            js["axes"] = [int(a) for a in v] if isinstance(v, (tuple, list)) else [int(v)]
-        elif key == "keepdims":
-            js["keepdims"] = bool(v)
-        elif key == "perm":
-            js["perm"] = [int(a) for a in v]
-        elif key == "dtype":
-            js["dtype"] = _dtype_name(v)
-        elif key in ("min", "max"):
-            js[key] = float(v)
-        elif key == "push":
-            from ._graph import _push_bytes
-            js["push"] = base64.b64encode(_push_bytes(v)).decode("ascii")
-        elif key == "groups":
-            g = (tuple(int(x) for x in v) + (1, 1))[:3]
-            js["groups"] = list(g)
-        else:
-            js[key] = v
-    return json.dumps(js).encode() if js else None
-
 
 def call(name, *inputs, out=None, device=None, **attrs):
     """Queues the op called ``name`` on ``inputs`` and returns its outputs.
@@ -215,53 +86,17 @@ def call(name, *inputs, out=None, device=None, **attrs):
     return _run(name, mgr, _convert(inputs, mgr), _foreign(inputs), out, attrs)
 
 
-_encoded = {}
-
-
-def _run_plain(name, mgr, ins):
-    """_run for Tensors (not views) of mgr, no attributes, one new output."""
-    key = _encoded.get(name)
-    if key is None:
-        key = _encoded[name] = str(name).encode()
-    in_h = (c_uint64 * len(ins))(*[t._h() for t in ins])
-    out_h = c_uint64(0)
-    _check(_lib.lib().op_call_async(mgr._h(), key, in_h, len(ins), ctypes.byref(out_h), 1, None))
-    return Tensor._wrap(mgr, out_h.value)
-
-
-def _foreign(inputs):
-    """Whether an input is memory of another framework (not a vkflow Tensor,
-    not a Python scalar): the call then waits for the op before returning."""
-    return builtins.any(not isinstance(x, Tensor) and not _is_scalar(x) for x in inputs)
-
-
 def _run(name, mgr, ins, foreign, out, attrs):
     """Queues the op name on mgr over the Tensors ins (waits when foreign)."""
     many = isinstance(out, (tuple, list))
-    outs = list(out) if many else [out]
-    for i, t in enumerate(outs):
-        if t is not None and not isinstance(t, Tensor):
-            raise TypeError("out[%d] must be a vkflow.Tensor or None, not %s"
-                            % (i, type(t).__name__))
-        if t is not None and t.device is not mgr:
-            raise ValueError("out[%d] is on another device than the inputs" % i)
+    outs = _outs(out, mgr)
     # Views: inputs are gathered into contiguous tensors first; outputs are
     # computed into new tensors, then scattered into the views' memory.
     ins = [t.contiguous() if isinstance(t, TensorView) else t for t in ins]
     views = {i: t for i, t in enumerate(outs) if isinstance(t, TensorView)}
     for i in views:
         outs[i] = None
-    in_h = (c_uint64 * builtins.max(len(ins), 1))(*[t._h() for t in ins])
-    out_h = (c_uint64 * builtins.max(len(outs), 1))(*[0 if t is None else t._h() for t in outs])
-    L = _lib.lib()
-    js = _attrs_json(attrs)
-    if foreign:
-        _check(L.op_call(mgr._h(), str(name).encode(), in_h, len(ins), out_h, len(outs), js))
-    else:
-        _check(L.op_call_async(mgr._h(), str(name).encode(), in_h, len(ins), out_h, len(outs), js))
-    res = []
-    for i, t in enumerate(outs):
-        res.append(t if t is not None else Tensor._wrap(mgr, out_h[i]))
+    res = _submit(name, mgr, ins, foreign, outs, attrs)
     for i, v in views.items():
         if tuple(res[i].shape) != tuple(v.shape) or res[i].dtype != v.dtype:
             raise ValueError("%s: out[%d] is a %s view of shape %r; the result is %s %r"
@@ -269,37 +104,6 @@ def _run(name, mgr, ins, foreign, out, attrs):
         _views.assign(v, res[i])
         res[i] = v
     return tuple(res) if many else res[0]
-
-
-def synchronize(device=None, timeout=None):
-    """Waits until every op queued on ``device``'s default stream (None: the
-    default device) has completed, up to ``timeout`` seconds (None: no
-    limit; TimeoutError past it), and raises the first error of a queued op,
-    if any."""
-    mgr = device if device is not None else default_device()
-    _check(_lib.lib().synchronize(mgr._h(), _ns(timeout)))
-
-
-def cache_stats(device=None):
-    """The eager op counters of ``device`` (None: the default device): a
-    dict of prepared-op cache ``hits``, ``misses``, ``evictions`` and
-    ``entries``, eager ``submits``, and ``host_waits`` inside eager calls
-    (back-pressure on a full queue; reads are not counted)."""
-    mgr = device if device is not None else default_device()
-    st = (c_uint64 * 6)()
-    _check(_lib.lib().op_cache_stats(mgr._h(), ctypes.addressof(st)))
-    entries = ctypes.c_int64.from_buffer(st, 3 * 8).value
-    return {"hits": st[0], "misses": st[1], "evictions": st[2], "entries": entries,
-            "submits": st[4], "host_waits": st[5]}
-
-
-def _one(name):
-    """The first of name's candidates the library has (for ops whose Go name
-    may differ), else name itself."""
-    if isinstance(name, str):
-        return name
-    have = set(names())
-    return next((n for n in name if n in have), name[0])
 
 
 # --- element-wise -----------------------------------------------------------------
@@ -515,13 +319,5 @@ def strided_copy(x, /, *, shape, src_offset=0, src_strides=None, out=None, dst_o
     to ``out``'s ``dst_offset + sum(ik * dst_strides[k])`` (strides in
     elements, None: row-major contiguous). Indexing and writes through views
     use it; ``x`` and ``out`` must not share memory."""
-    attrs = {"shape": [int(d) for d in shape]}
-    if src_offset:
-        attrs["src_offset"] = int(src_offset)
-    if src_strides is not None:
-        attrs["src_strides"] = [int(s) for s in src_strides]
-    if dst_offset:
-        attrs["dst_offset"] = int(dst_offset)
-    if dst_strides is not None:
-        attrs["dst_strides"] = [int(s) for s in dst_strides]
+    attrs = _strided_attrs(shape, src_offset, src_strides, dst_offset, dst_strides)
     return call("strided_copy", x, out=out, **attrs)

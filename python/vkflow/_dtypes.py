@@ -1,0 +1,55 @@
+"""dtypes and memory kinds: the names vkflow accepts and their sizes, and
+NumPy, imported only by the calls that need it.
+
+A dtype is named as NumPy names it (``"float32"``, ``"int64"``, ``"bool"``);
+anything ``numpy.dtype`` takes is accepted where a dtype is asked for.
+Memory kinds are ``"device"``, ``"host"``, ``"storage"`` and
+``"exportable"`` (see :meth:`vkflow.Manager.tensor`).
+"""
+
+from . import _lib
+
+_MEMORY = {"device": _lib.MEMORY_DEVICE, "host": _lib.MEMORY_HOST,
+           "storage": _lib.MEMORY_STORAGE, "exportable": _lib.MEMORY_EXPORTABLE}
+_MEMORY_NAMES = {v: k for k, v in _MEMORY.items()}
+
+_DTYPE_SIZES = {
+    "float16": 2, "float32": 4, "float64": 8,
+    "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+    "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8,
+    "bool": 1,
+}
+_FLOAT = {"float16", "float32", "float64"}
+_INT = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        name = _numpy().dtype(dtype).name
+    if name not in _DTYPE_SIZES:
+        raise ValueError("vkflow has no dtype %r (supported: %s)"
+                         % (name, ", ".join(sorted(_DTYPE_SIZES))))
+    return name
+
+
+def _memory_kind(memory):
+    if isinstance(memory, str):
+        try:
+            return _MEMORY[memory.lower()]
+        except KeyError:
+            raise ValueError("memory must be one of %s, not %r"
+                             % (", ".join(_MEMORY), memory)) from None
+    if memory in _MEMORY_NAMES:
+        return int(memory)
+    raise ValueError("unknown memory kind %r" % (memory,))
+
+
+def _kind(dtype):
+    return "b" if dtype == "bool" else "f" if dtype in _FLOAT else "i" if dtype in _INT else "?"
