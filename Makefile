@@ -70,7 +70,7 @@ VENV := build/venv
 test-python:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install --no-index --force-reinstall --no-deps --quiet ./python
-	cd python/tests && PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
+	cd python/tests && PYTHONPATH=. PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
 		../../$(VENV)/bin/python -m unittest $(if $(PYTHON_TESTS),$(PYTHON_TESTS),discover -s . -t .) -v
 
 vet:
