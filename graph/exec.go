@@ -193,6 +193,9 @@ func (e *Exec) create() error {
 		if err != nil {
 			return err
 		}
+		// A failed run fails the values it would have signalled, not every
+		// later run (core.Timeline.SetRecoverable).
+		tl.State().SetRecoverable()
 		e.tls = append(e.tls, tl)
 	}
 	for i, n := range e.nodes {

@@ -45,7 +45,8 @@ func Signal(t *timeline.Timeline, v uint64) RunOption {
 // run is one submitted run.
 type run struct {
 	e       *Exec
-	subs    []*core.Submission
+	subs    []*core.Submission // per segment, in plan order, then the join
+	before  []uint64           // the segments' values before this run (Exec.prevVals)
 	final   []timeline.Point // per slot used: its last value in the run
 	err     error
 	read    bool  // its downloads were copied out, or failed to be; guarded by e.mu
@@ -261,7 +262,8 @@ func (e *Exec) usable() error {
 // submit schedules every segment, in plan order. Called with mu held.
 func (e *Exec) submit(ro runOpts) (*run, error) {
 	p := e.plan
-	r := &run{e: e}
+	e.forgetFailed()
+	r := &run{e: e, before: append([]uint64(nil), e.prevVals...)}
 	vals := make([]uint64, len(p.segs))
 	defer func() { copy(e.prevVals, vals) }()
 	lastSeg := make([]int, len(p.slots)) // per slot: its last segment
@@ -380,6 +382,29 @@ func (e *Exec) submit(ro runOpts) (*run, error) {
 		}
 	}
 	return r, nil
+}
+
+// forgetFailed makes the segments of the previous run that failed (they
+// never ran) stand for nothing in the next run's cross-run waits: their
+// value goes back to the one before that run, so that the next run waits
+// for what did run, not for a value that failed. Called with mu held.
+func (e *Exec) forgetFailed() {
+	prev := e.pending
+	if prev == nil || prev.before == nil {
+		return
+	}
+	for k := range e.prevVals {
+		if k >= len(prev.subs) {
+			break
+		}
+		select {
+		case <-prev.subs[k].Released():
+			if _, err := prev.subs[k].Result(); err != nil {
+				e.prevVals[k] = prev.before[k]
+			}
+		default: // still held: if it fails, what waits on it fails too
+		}
+	}
 }
 
 func countUsed(lastSeg []int) int {

@@ -88,7 +88,9 @@
 // A call that is refused (ErrInvalid, ErrBusy, ErrClosed from the call
 // itself) is not a failure: nothing was accepted, nothing is marked, and
 // the same work may be submitted again. A failed timeline cannot be
-// repaired; create a new one.
+// repaired; create a new one. (A graph Exec's own timelines are the
+// exception: a failure there covers only the values already accepted, so
+// a failed run does not fail the runs started after it; graph/doc.go.)
 //
 // Ownership: the Manager owns every Timeline and closes timelines last.
 // Close may be called at any time, also while submits that wait on or

@@ -63,20 +63,36 @@ func (e *FailedError) Unwrap() error { return e.Cause }
 // Is makes a FailedError match ErrFailed.
 func (e *FailedError) Is(target error) bool { return target == ErrFailed }
 
-// failure is a timeline's failed state: values from from on are failed.
+// failure is a timeline's failed state: values from from on are failed,
+// up to to on a recoverable timeline (0: no bound, sticky).
 type failure struct {
-	from uint64
-	err  *FailedError
+	from, to uint64
+	err      *FailedError
 }
+
+// covers reports whether value v is failed.
+func (f *failure) covers(v uint64) bool { return v >= f.from && (f.to == 0 || v <= f.to) }
 
 // Failed returns the failure of value v of t, or nil: t is failed from a
 // value at or below v. Safe without the scheduler lock.
 func (t *Timeline) Failed(v uint64) error {
 	f := t.fail.Load()
-	if f == nil || v < f.from {
+	if f == nil || !f.covers(v) {
 		return nil
 	}
 	return f.err
+}
+
+// SetRecoverable makes t's failures bounded instead of sticky: a failure
+// covers the values accepted submits signal when it happens, and later
+// signals are accepted; once one of them is promised, the timeline is
+// healthy again (its counter will pass the failed values). A graph Exec's
+// own timelines are recoverable, so that a failed run does not fail every
+// later run. Call before t is used.
+func (t *Timeline) SetRecoverable() {
+	t.dev.sched.mu.Lock()
+	t.recoverable = true
+	t.dev.sched.mu.Unlock()
 }
 
 // asFailed returns err as the *FailedError that travels downstream: err
@@ -99,10 +115,14 @@ func (sc *scheduler) failTimeline(t *Timeline, v uint64, err *FailedError, dead 
 		return
 	}
 	v = max(v, t.promised+1)
-	if f := t.fail.Load(); f != nil && f.from <= v {
+	if f := t.fail.Load(); f != nil && f.covers(v) && f.from <= v {
 		return
 	}
-	t.fail.Store(&failure{from: v, err: err})
+	var to uint64
+	if t.recoverable {
+		to = max(t.reserved, v)
+	}
+	t.fail.Store(&failure{from: v, to: to, err: err})
 	// Held signallers of t at or past v come after every one below it
 	// (values increase in acceptance order): cut the queue there.
 	for i := t.head; i < len(t.signallers); i++ {
@@ -210,12 +230,12 @@ func (s *Submission) failedWait() *FailedError {
 		return nil
 	}
 	for _, w := range s.Waits {
-		if f := w.TL.fail.Load(); f != nil && w.Value >= f.from {
+		if f := w.TL.fail.Load(); f != nil && f.covers(w.Value) {
 			return f.err
 		}
 	}
 	for _, p := range s.Signals {
-		if f := p.TL.fail.Load(); f != nil {
+		if f := p.TL.fail.Load(); f != nil && (f.to == 0 || p.Value <= f.to) {
 			return f.err
 		}
 	}

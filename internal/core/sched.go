@@ -44,6 +44,9 @@ type Timeline struct {
 	// scheduler lock.
 	lastQ *Queue
 	last  uint64
+	// recoverable: failures are bounded, not sticky (failure.go,
+	// SetRecoverable). Set before first use.
+	recoverable bool
 }
 
 // NewTimeline creates the scheduler state for a semaphore created at
@@ -296,6 +299,9 @@ func (sc *scheduler) promise(t *Timeline, v uint64) {
 		return
 	}
 	t.promised = v
+	if f := t.fail.Load(); f != nil && f.to != 0 && v > f.to {
+		t.fail.Store(nil) // recovered: the counter will pass the failed values
+	}
 	for len(t.waiters) > 0 && t.waiters[0].value <= v {
 		s := t.popWaiter().s
 		if s.dead {
