@@ -119,6 +119,12 @@ def _host_array(obj, dtype):
     return arr
 
 
+def _unpickle(arr):
+    """Rebuilds a pickled Tensor (``Tensor.__reduce__``): a device tensor on
+    :func:`default_device` holding ``arr``'s dtype, shape and values."""
+    return default_device().tensor(arr, dtype=_dtype_name(arr.dtype))
+
+
 def _upload(arr, mgr):
     """A new tensor on mgr holding a copy of the NumPy array arr."""
     t = mgr.tensor(arr, dtype=_dtype_name(arr.dtype))

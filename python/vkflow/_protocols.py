@@ -67,6 +67,13 @@ class _ArrayMethods:
     # reflected operator, as for torch.Tensor: the result is a vkflow Tensor.
     __array_priority__ = 1000
 
+    def __reduce__(self):
+        """Pickling: the dtype, shape and values travel as a NumPy copy
+        (taken after the tensor's pending GPU work); unpickling makes a
+        device tensor on :func:`vkflow.default_device` (the Manager, memory
+        kind and views do not travel)."""
+        return (_array._unpickle, (self.__array__(copy=True),))
+
     def __array__(self, dtype=None, copy=None):
         """The tensor as a NumPy array (``numpy.asarray(t)``): a read-only
         zero-copy view when the tensor is host-mapped and not bool, else a
