@@ -32,9 +32,9 @@
 # Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds, default 1),
 # GO_BENCHTIME (default 200ms), GO_COUNT (default 5), PINNED (1; 0 skips the
 # pinned pass), PIN_CPU (default 1, or 0 on a 1-CPU machine),
-# PINNED_WORKLOADS. With the defaults a run takes about 5 minutes on a
-# 2-core machine (ROUNDS=3: about 3; more when the machine is busy). To pin
-# everything to one core, as the chains like: taskset -c 1 bench/run.sh.
+# PINNED_WORKLOADS. With the defaults a run takes about 4 minutes on a
+# 2-core machine (ROUNDS=3: about 2.5; more when the machine is busy). To
+# pin everything to one core, as the chains like: taskset -c 1 bench/run.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
