@@ -21,11 +21,20 @@
 # Graph compile time (BenchmarkCompile, graph/) runs from make bench, after
 # this script.
 #
+# Each round then runs the pinned pass: the single-submit workloads
+# (PINNED_WORKLOADS, default dispatch1024 and empty_submit) with C and Go
+# pinned to one core (taskset -c PIN_CPU, and GOMAXPROCS=1 for Go, so that
+# the Go runtime has one P, as the C program has one thread of its own),
+# C then Go, the same benchtime and counts. Their lines are renamed
+# pinned_<workload>; the report gives them a table and a goal of their own.
+# lavapipe's threads inherit the pinning: everything shares the one core.
+#
 # Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds, default 1),
-# GO_BENCHTIME (default 200ms), GO_COUNT (default 5). With the defaults a
-# run takes about 4.5 minutes on a 2-core machine (ROUNDS=3: about 3; more
-# when the machine is busy). To pin everything to one core, as the chains
-# like: taskset -c 1 bench/run.sh.
+# GO_BENCHTIME (default 200ms), GO_COUNT (default 5), PINNED (1; 0 skips the
+# pinned pass), PIN_CPU (default 1, or 0 on a 1-CPU machine),
+# PINNED_WORKLOADS. With the defaults a run takes about 4 minutes on a
+# 2-core machine (ROUNDS=3: about 2.5; more when the machine is busy). To
+# pin everything to one core, as the chains like: taskset -c 1 bench/run.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -35,6 +44,14 @@ GO_BENCHTIME=${GO_BENCHTIME:-200ms}
 GO_COUNT=${GO_COUNT:-5}
 GO=${GO:-go}
 CC=${CC:-cc}
+PINNED=${PINNED:-1}
+if [[ -z "${PIN_CPU:-}" ]]; then
+	PIN_CPU=1
+	if (($(nproc) < 2)); then
+		PIN_CPU=0
+	fi
+fi
+PINNED_WORKLOADS=${PINNED_WORKLOADS:-dispatch1024 empty_submit}
 
 out=bench/out
 mkdir -p "$out"
@@ -55,6 +72,19 @@ echo "bench: building the C baseline and the Go benchmarks" >&2
 # Compile (and run no test) now, so that no round pays for a build.
 "$GO" test -count=1 -run '^$' ./bench >/dev/null
 "$GO" build -o "$out/report" ./bench/report
+if [[ "$PINNED" != 0 ]]; then
+	command -v taskset >/dev/null || {
+		echo "bench: taskset not found (util-linux); set PINNED=0" >&2
+		exit 1
+	}
+	# The pinned pass runs the test binary itself: go test would pin and
+	# limit the go command too.
+	"$GO" test -c -o "$out/bench.test" ./bench
+	pinned_re="^BenchmarkGo/($(tr ' ' '|' <<<"$PINNED_WORKLOADS"))\$"
+fi
+
+# pinned renames the workloads of its input pinned_<workload>.
+pinned() { sed -E 's#^Benchmark(C|Go)/#Benchmark\1/pinned_#'; }
 
 : >"$raw"
 : >"$log"
@@ -64,6 +94,15 @@ for round in $(seq 1 "$ROUNDS"); do
 	"$out/baseline" shaders -benchtime "$C_BENCHTIME" >>"$raw" 2>>"$log"
 	echo "bench: round $round/$ROUNDS: vkflow" >&2
 	"$GO" test ./bench -run '^$' -bench '^BenchmarkGo$' -benchtime "$GO_BENCHTIME" -count "$GO_COUNT" >>"$raw"
+	if [[ "$PINNED" != 0 ]]; then
+		echo "bench: round $round/$ROUNDS: pinned to CPU $PIN_CPU: C baseline, then vkflow (GOMAXPROCS=1)" >&2
+		for w in $PINNED_WORKLOADS; do
+			taskset -c "$PIN_CPU" "$out/baseline" shaders -benchtime "$C_BENCHTIME" -run "$w" 2>>"$log" |
+				grep -E "^BenchmarkC/$w-" | pinned >>"$raw"
+		done
+		(cd bench && GOMAXPROCS=1 taskset -c "$PIN_CPU" "../$out/bench.test" -test.run '^$' \
+			-test.bench "$pinned_re" -test.benchtime "$GO_BENCHTIME" -test.count "$GO_COUNT") | pinned >>"$raw"
+	fi
 done
 echo "bench: $ROUNDS rounds in $((SECONDS - start))s" >&2
 

@@ -32,10 +32,23 @@ func (s *Sequence) build() error {
 		}
 		vk.CmdResetQueryPool(s.cmd, s.qpool, 0, uint32(len(s.ops)+1))
 	}
-	// No barrier orders this command buffer after earlier submits: each
-	// submit's prelude does, from s.hz.Uses (see submitCmd).
+	// What orders this command buffer after earlier submits: its leading
+	// barrier, which carries what a submit needs after a previous submit
+	// of itself, and, when a submit needs more (another command buffer
+	// touched its buffers), that submit's prelude, from s.hz.Uses (see
+	// core.Lead and core.Hazards).
 	s.hz.Uses = s.hz.Uses[:0]
 	clear(s.useIdx)
+	for i := range s.ops {
+		for _, u := range s.opUses(&s.ops[i]) {
+			s.summarize(u)
+		}
+	}
+	var src, dst uint32
+	src, dst, s.barriers = core.Lead(s.hz.Uses, s.barriers)
+	if len(s.barriers) > 0 {
+		vk.CmdPipelineBarrier(s.cmd, src, dst, 0, 0, s.barriers)
+	}
 	if s.timestamps {
 		vk.CmdWriteTimestamp(s.cmd, vk.StageTopOfPipe, s.qpool, 0)
 	}
@@ -89,7 +102,6 @@ func (s *Sequence) barrierFor(uses []use) {
 	s.barriers = s.barriers[:0]
 	var src, dst uint32
 	for _, u := range uses {
-		s.summarize(u)
 		st := s.state[u.alloc.Buffer]
 		if st == nil {
 			st = &access{}
@@ -139,8 +151,8 @@ func (s *Sequence) barrierFor(uses []use) {
 	}
 }
 
-// summarize adds u to the command buffer's per-buffer uses, from which each
-// submit's prelude orders it after earlier submits.
+// summarize adds u to the command buffer's per-buffer uses, from which its
+// leading barrier and each submit's prelude order it after earlier submits.
 func (s *Sequence) summarize(u use) {
 	if u.stage == vk.StageHost {
 		// A host read happens after the submit completes; the barrier to
@@ -189,10 +201,10 @@ func merge(uses []use) []use {
 	return out
 }
 
-func (s *Sequence) recordOp(o *op) error {
+// opUses returns the buffer accesses of o, merged by buffer (nil for an op
+// that touches no buffer).
+func (s *Sequence) opUses(o *op) []use {
 	switch o.kind {
-	case opSyncDevice:
-		// Host writes made before the submit are visible to it.
 	case opSyncLocal:
 		var uses []use
 		for _, t := range o.tensors {
@@ -200,15 +212,34 @@ func (s *Sequence) recordOp(o *op) error {
 				uses = append(uses, use{t.Allocation(), vk.StageHost, vk.AccessHostRead})
 			}
 		}
-		s.barrierFor(merge(uses))
+		return merge(uses)
 	case opCopy:
 		src, dst := o.tensors[0].Allocation(), o.tensors[1].Allocation()
-		s.barrierFor(merge([]use{{src, vk.StageTransfer, vk.AccessTransferRead}, {dst, vk.StageTransfer, vk.AccessTransferWrite}}))
-		vk.CmdCopyBuffer(s.cmd, src.Buffer, dst.Buffer, o.regions)
+		return merge([]use{{src, vk.StageTransfer, vk.AccessTransferRead}, {dst, vk.StageTransfer, vk.AccessTransferWrite}})
 	case opFill:
 		// Only the tensor's range: a view's buffer may be larger, and an
 		// import's neighbouring bytes belong to the producer.
-		s.barrierFor([]use{{o.tensors[0].Allocation(), vk.StageTransfer, vk.AccessTransferWrite}})
+		return []use{{o.tensors[0].Allocation(), vk.StageTransfer, vk.AccessTransferWrite}}
+	case opDispatch:
+		uses := make([]use, 0, len(o.tensors))
+		for i, t := range o.tensors {
+			uses = append(uses, use{t.Allocation(), vk.StageComputeShader, record.BindingAccess(o.algo, i)})
+		}
+		return merge(uses)
+	}
+	// opSyncDevice: host writes made before the submit are visible to it.
+	return nil
+}
+
+func (s *Sequence) recordOp(o *op) error {
+	switch o.kind {
+	case opSyncLocal:
+		s.barrierFor(s.opUses(o))
+	case opCopy:
+		s.barrierFor(s.opUses(o))
+		vk.CmdCopyBuffer(s.cmd, o.tensors[0].Allocation().Buffer, o.tensors[1].Allocation().Buffer, o.regions)
+	case opFill:
+		s.barrierFor(s.opUses(o))
 		record.Fill(s.cmd, o.tensors[0], o.fill, o.fillSrc)
 	case opBarrier:
 		b := o.barrier
@@ -225,11 +256,7 @@ func (s *Sequence) recordDispatch(o *op) error {
 		return err
 	}
 	s.bindings = append(s.bindings, builtBinding{algo: o.algo, set: set})
-	uses := make([]use, 0, len(o.tensors))
-	for i, t := range o.tensors {
-		uses = append(uses, use{t.Allocation(), vk.StageComputeShader, record.BindingAccess(o.algo, i)})
-	}
-	s.barrierFor(merge(uses))
+	s.barrierFor(s.opUses(o))
 	return record.Dispatch(s.dev, s.cmd, o.algo, set, o.push, o.groups, nil)
 }
 

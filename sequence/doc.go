@@ -14,7 +14,11 @@
 // submit whose first accesses conflict with them gets, in the same batch, a
 // small prelude with barriers on exactly those buffer ranges; reads after
 // reads, and buffers nothing touched before, get none (the preludes are
-// cached, so resubmitting a pattern records nothing). Between queues the
+// cached, so resubmitting a pattern records nothing). The command buffer
+// itself begins with the barriers its own resubmission needs (on the
+// buffers it writes, from the stages it uses them in), so a sequence
+// submitted again, with nothing else touching its buffers in between, needs
+// no prelude: the batch holds its command buffer alone. Between queues the
 // order comes from timeline waits alone, as between CUDA streams: a tensor
 // written on one queue and used on another needs a Wait on a value
 // signalled after the write, or the two race.

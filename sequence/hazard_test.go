@@ -155,3 +155,55 @@ func TestCrossSubmitAfterFree(t *testing.T) {
 		require.NoError(t, c.Close())
 	}
 }
+
+// A sequence submitted again orders itself after its previous submit
+// (write after write on what it writes, write after read on what it
+// reads and writes) without a second command buffer in the batch: its
+// command buffer begins with those barriers, so the prelude is left out
+// when they are all the submit needs. On lavapipe each extra command
+// buffer costs about 5 µs per submit (docs/BENCHMARKS.md, "Submit path,
+// pinned"). A submit whose hazards come from another command buffer still
+// gets its prelude. Synchronization validation checks the order.
+func TestResubmitNeedsNoPrelude(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	ctx := context.Background()
+	const n = 1024
+	xv := ramp(n, 1)
+	x, err := tensor.FromSlice(m, xv)
+	require.NoError(t, err)
+	y, err := tensor.FromSlice(m, make([]float32, n))
+	require.NoError(t, err)
+	saxpy, err := kernels.Saxpy(m, x, y)
+	require.NoError(t, err)
+	s, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	s.Dispatch(saxpy, float32(1)).SyncLocal(y) // y += x
+	const runs = 5
+	for range runs {
+		require.NoError(t, s.Eval(ctx))
+	}
+	got, err := y.Float32s()
+	require.NoError(t, err)
+	for i := range got {
+		require.Equal(t, xv[i]*runs, got[i], "y[%d]", i)
+	}
+	bs, _ := sequence.HazardStats(s)
+	assert.Equal(t, int64(runs-1), bs, "every submit after the first orders after the previous one")
+	assert.Zero(t, sequence.PreludeSubmits(s), "its own command buffer carries those barriers")
+
+	// Another sequence writes y with a transfer (a fill): s after it must
+	// wait for a transfer write, which its leading barrier does not cover
+	// (it orders after compute): a prelude.
+	w, err := sequence.New(m, 0)
+	require.NoError(t, err)
+	w.Fill(y, float32(0))
+	require.NoError(t, w.Eval(ctx))
+	require.NoError(t, s.Eval(ctx))
+	assert.Equal(t, int64(1), sequence.PreludeSubmits(s), "after another command buffer's transfer write")
+	got, err = y.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, xv, got)
+	for _, c := range []interface{ Close() error }{s, w, saxpy, x, y} {
+		require.NoError(t, c.Close())
+	}
+}

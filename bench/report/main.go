@@ -9,7 +9,9 @@
 // ns/dispatch metric (the chains of dependent dispatches, whose ns/op is per
 // chain) go into a second table compared by median ns/dispatch. Other lines are ignored, except
 // the C baseline's "baseline: device ..." line (which may also come from the
-// file given with -device-log) and go test's "cpu:" line.
+// file given with -device-log) and go test's "cpu:" line. Workloads named
+// pinned_<name> (bench/run.sh's pinned pass, pinned.go) get a table and a
+// goal of their own.
 //
 // Usage:
 //
@@ -239,13 +241,16 @@ func (res *results) rows() []row {
 	names := map[string]bool{}
 	paired := map[string]bool{} // C workloads compared under Go names
 	for name := range res.runs["Go"] {
+		if pinned(name) {
+			continue // pinned.go
+		}
 		names[name] = true
 		if c, ok := baselineOf[name]; ok {
 			paired[c] = true
 		}
 	}
 	for name := range res.runs["C"] {
-		if !paired[name] {
+		if !paired[name] && !pinned(name) {
 			names[name] = true
 		}
 	}
@@ -356,6 +361,7 @@ func render(w io.Writer, res *results, m meta) {
 		renderChains(w, res, chains)
 	}
 	renderGoPairs(w, res)
+	renderPinned(w, res)
 
 	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs; ns/dispatch for the chains):\n\n")
 	for _, r := range rows {
@@ -416,6 +422,7 @@ func render(w io.Writer, res *results, m meta) {
 	} else {
 		fmt.Fprintf(w, "- dispatch1024 vkflow/C time <= %.2f: **NOT MEASURED**\n", dispatchGoal)
 	}
+	renderPinnedGoal(w, res)
 	if r, ok := res.find(e2eName); ok && r.hasC && r.hasGo && !math.IsNaN(r.gbpsRatio()) {
 		fmt.Fprintf(w, "- mul16m_e2e vkflow GB/s >= %.1fx C (vec4 e2e): %s vs %s GB/s = %.2fx — **%s**\n", e2eGoal,
 			fmtNum(r.vf.gbps, 2), fmtNum(r.c.gbps, 2), r.gbpsRatio(), verdict(r.gbpsRatio() >= e2eGoal))

@@ -281,3 +281,48 @@ func rendered(t *testing.T, res *results, m meta, wants ...string) string {
 	}
 	return out
 }
+
+// The pinned pass: pinned_<name> on both sides, the Go lines without a
+// -N suffix (GOMAXPROCS=1), as bench/run.sh writes them.
+const pinnedInput = `BenchmarkC/pinned_dispatch1024-2	9000	20000 ns/op
+BenchmarkC/pinned_empty_submit-2	9000	8000 ns/op
+BenchmarkGo/pinned_dispatch1024         	10000	21000 ns/op
+BenchmarkGo/pinned_dispatch1024         	10000	23000 ns/op
+BenchmarkGo/pinned_dispatch1024         	10000	22000 ns/op
+BenchmarkGo/pinned_empty_submit         	10000	9200 ns/op
+BenchmarkC/pinned_dispatch1024-2	9000	22000 ns/op
+`
+
+func TestPinned(t *testing.T) {
+	res, err := parse(strings.NewReader(sampleInput + pinnedInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.rows() {
+		if pinned(r.name) {
+			t.Errorf("pinned workload %s in the main table", r.name)
+		}
+	}
+	rows := res.pinnedRows()
+	if len(rows) != 2 || rows[0].name != "dispatch1024" || rows[1].name != "empty_submit" {
+		t.Fatalf("pinned rows: %+v", rows)
+	}
+	if r := rows[0]; r.c.ns != 21000 || r.vf.ns != 22000 || r.c.n != 2 || r.vf.n != 3 {
+		t.Fatalf("pinned dispatch1024: %+v", r)
+	}
+	rendered(t, res, meta{},
+		"| dispatch1024 | 100,000 | 104,000 | 1.04 |",
+		"| dispatch1024 | 21,000 | 22,000 | 1.05 | 20,000–22,000 (2) | 21,000–23,000 (3) |",
+		"| empty_submit | 8,000 | 9,200 | 1.15 |",
+		"- pinned dispatch1024 vkflow/C time <= 1.10: 1.05 (22,000 vs 21,000 ns/op) — **MET**",
+	)
+	// Without a pinned pass: no table, the goal not measured.
+	res, err = parse(strings.NewReader(sampleInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rendered(t, res, meta{}, "- pinned dispatch1024 vkflow/C time <= 1.10: **NOT MEASURED**")
+	if strings.Contains(out, "(pinned)") {
+		t.Errorf("a pinned table without pinned runs:\n%s", out)
+	}
+}

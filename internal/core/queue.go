@@ -305,3 +305,7 @@ func (i QueueInfo) String() string {
 	}
 	return fmt.Sprintf("logical %d (%s) -> family %d queue %d", i.Logical, kind, i.Family, i.Index)
 }
+
+// VK returns the VkQueue, for the submit-path experiment in package
+// sequence (submitpath_internal_test.go), which submits to it directly.
+func (q *Queue) VK() vk.Queue { return q.handle }
