@@ -85,6 +85,17 @@ var ewDefs = map[string]ewDef{
 	"sigmoid":       {1, floats, false, transcendental("sigmoid")},
 	"relu":          {1, numeric, false, reluExpr},
 
+	// classify.go.
+	"isnan":    {1, numeric, true, classExpr("isnan(a0)", false)},
+	"isinf":    {1, numeric, true, classExpr("isinf(a0)", false)},
+	"isfinite": {1, numeric, true, classExpr("!(isnan(a0) || isinf(a0))", true)},
+	"signbit":  {1, numeric, true, signbitExpr},
+	"sign":     {1, numeric, false, signExpr},
+	"floor":    {1, numeric, false, roundingExpr("floor")},
+	"ceil":     {1, numeric, false, roundingExpr("ceil")},
+	"trunc":    {1, numeric, false, roundingExpr("trunc")},
+	"round":    {1, numeric, false, roundingExpr("roundEven")},
+
 	// intdiv.go and bitwise.go.
 	"floor_divide":        {2, numeric, false, floorDivideExpr},
 	"remainder":           {2, numeric, false, remainderExpr},
