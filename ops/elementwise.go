@@ -96,6 +96,22 @@ var ewDefs = map[string]ewDef{
 	"trunc":    {1, numeric, false, roundingExpr("trunc")},
 	"round":    {1, numeric, false, roundingExpr("roundEven")},
 
+	// mathfn.go.
+	"expm1":      {1, floats, false, extFn("expm1x", "a0")},
+	"log1p":      {1, floats, false, extFn("log1p", "a0")},
+	"log2":       {1, floats, false, extFn("log2", "a0")},
+	"log10":      {1, floats, false, extFn("log10", "a0")},
+	"sinh":       {1, floats, false, extFn("sinh", "a0")},
+	"cosh":       {1, floats, false, extFn("cosh", "a0")},
+	"asinh":      {1, floats, false, extFn("asinh", "a0")},
+	"acosh":      {1, floats, false, extFn("acosh", "a0")},
+	"atanh":      {1, floats, false, extFn("atanh", "a0")},
+	"reciprocal": {1, floats, false, reciprocalExpr},
+	"hypot":      {2, floats, false, extFn("hypot", "a0, a1")},
+	"copysign":   {2, floats, false, copysignExpr},
+	"logaddexp":  {2, floats, false, extFn("logaddexp", "a0, a1")},
+	"nextafter":  {2, floats, false, nextafterExpr},
+
 	// intdiv.go and bitwise.go.
 	"floor_divide":        {2, numeric, false, floorDivideExpr},
 	"remainder":           {2, numeric, false, remainderExpr},
