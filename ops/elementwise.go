@@ -85,6 +85,33 @@ var ewDefs = map[string]ewDef{
 	"sigmoid":       {1, floats, false, transcendental("sigmoid")},
 	"relu":          {1, numeric, false, reluExpr},
 
+	// classify.go.
+	"isnan":    {1, numeric, true, classExpr("isnan(a0)", false)},
+	"isinf":    {1, numeric, true, classExpr("isinf(a0)", false)},
+	"isfinite": {1, numeric, true, classExpr("!(isnan(a0) || isinf(a0))", true)},
+	"signbit":  {1, numeric, true, signbitExpr},
+	"sign":     {1, numeric, false, signExpr},
+	"floor":    {1, numeric, false, roundingExpr("floor")},
+	"ceil":     {1, numeric, false, roundingExpr("ceil")},
+	"trunc":    {1, numeric, false, roundingExpr("trunc")},
+	"round":    {1, numeric, false, roundingExpr("roundEven")},
+
+	// mathfn.go.
+	"expm1":      {1, floats, false, extFn("expm1x", "a0")},
+	"log1p":      {1, floats, false, extFn("log1p", "a0")},
+	"log2":       {1, floats, false, extFn("log2", "a0")},
+	"log10":      {1, floats, false, extFn("log10", "a0")},
+	"sinh":       {1, floats, false, extFn("sinh", "a0")},
+	"cosh":       {1, floats, false, extFn("cosh", "a0")},
+	"asinh":      {1, floats, false, extFn("asinh", "a0")},
+	"acosh":      {1, floats, false, extFn("acosh", "a0")},
+	"atanh":      {1, floats, false, extFn("atanh", "a0")},
+	"reciprocal": {1, floats, false, reciprocalExpr},
+	"hypot":      {2, floats, false, extFn("hypot", "a0, a1")},
+	"copysign":   {2, floats, false, copysignExpr},
+	"logaddexp":  {2, floats, false, extFn("logaddexp", "a0, a1")},
+	"nextafter":  {2, floats, false, nextafterExpr},
+
 	// intdiv.go and bitwise.go.
 	"floor_divide":        {2, numeric, false, floorDivideExpr},
 	"remainder":           {2, numeric, false, remainderExpr},

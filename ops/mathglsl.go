@@ -80,7 +80,7 @@ float logF(float x) {
 	return y;
 }
 float tanhF(float x) {
-	if (isnan(x)) return x;
+	if (isnan(x) || x == 0.0) return x; // tanh(-0) is -0
 	float ax = abs(x);
 	float t = 1.0;
 	if (ax < 9.1) {
@@ -177,7 +177,7 @@ double logD(double x) {
 	return y;
 }
 double tanhD(double x) {
-	if (isnan(x)) return x;
+	if (isnan(x) || x == 0.0lf) return x; // tanh(-0) is -0
 	double ax = abs(x);
 	double t = 1.0lf;
 	if (ax < 19.1lf) {

@@ -157,6 +157,11 @@ func opKey(name string, gen uint64, in, out []*tensor.Tensor, at Attrs) (string,
 		}
 		b.Write(js)
 		b.WriteString(at.Dtype.String())
+		if at.Axes != nil && len(at.Axes) == 0 {
+			// JSON omits an empty Axes, which reduces no axis where nil
+			// reduces all.
+			b.WriteString("axes()")
+		}
 	}
 	// Tensors by position: dtype, shape, and the first earlier tensor of
 	// the call with the same buffer (ops choose kernels by aliasing).

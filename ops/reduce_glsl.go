@@ -65,6 +65,7 @@ type passSpec struct {
 	columns  bool         // strided, one lane per pair, pairs chunk-major
 	sgAble   bool         // the device has subgroup arithmetic (the source may use it)
 	expOf    bool         // the first pass loads exp(x - m[o]) (softmax)
+	truth    bool         // the first pass loads x != 0 as 0 or 1 (all, any)
 }
 
 // Specialization constant IDs of the pass kernels.
@@ -105,7 +106,7 @@ func storageVec4(dt tensor.Dtype) string {
 // hasVec4 reports whether the pass's source has the vector view of its
 // input (the VEC4 constant).
 func (s passSpec) hasVec4() bool {
-	return s.kind != kindArgmax && !s.expOf && storageVec4(s.in) != ""
+	return s.kind != kindArgmax && !s.expOf && !(s.truth && s.first) && storageVec4(s.in) != ""
 }
 
 // written is the dtype a pass writes (argmax: its indices).
@@ -123,7 +124,10 @@ func (s passSpec) written() tensor.Dtype {
 func (s passSpec) specs() []algorithm.Option {
 	o := []algorithm.Option{algorithm.Spec(specStrided, s.strided), algorithm.Spec(specColumns, s.columns)}
 	if s.kind != kindArgmax {
-		o = append(o, algorithm.Spec(specKind, uint32(s.kind)), algorithm.Spec(specMean, s.last && s.mean))
+		o = append(o, algorithm.Spec(specKind, uint32(s.kind)))
+		if s.written() != tensor.Bool { // a bool result has no MEAN (see fin)
+			o = append(o, algorithm.Spec(specMean, s.last && s.mean))
+		}
 		if s.sgAble {
 			o = append(o, algorithm.Spec(specSubgroup, s.subgroup))
 		}
@@ -222,6 +226,9 @@ uint raddr(uint r) {
 			b.WriteString(dexpGLSL())
 		}
 		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[2]s(%[1]s(x[a]) - m[o]); }\n", acc, expFn(s.acc))
+	} else if s.truth && s.first {
+		// NaN is true: it compares unequal to 0.
+		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return (%[2]s(x[a]) == %[2]s(0)) ? %[1]s(0) : %[1]s(1); }\n", acc, computeType(s.in))
 	} else {
 		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[1]s(x[a]); }\n", acc)
 	}
@@ -232,7 +239,12 @@ uint raddr(uint r) {
 	} else {
 		b.WriteString(combineGLSL(s.acc, sub))
 		fmt.Fprintf(&b, "shared %s sh[%d];\n", acc, reduceLocal)
-		fmt.Fprintf(&b, "%[1]s fin(%[2]s v) { return %[1]s(MEAN ? v / %[2]s(total) : v); }\n", glslType(wr), acc)
+		if wr == tensor.Bool {
+			// Any nonzero value is true (all's empty minimum too).
+			fmt.Fprintf(&b, "uint8_t fin(%s v) { return uint8_t(v != %s(0) ? 1u : 0u); }\n", acc, acc)
+		} else {
+			fmt.Fprintf(&b, "%[1]s fin(%[2]s v) { return %[1]s(MEAN ? v / %[2]s(total) : v); }\n", glslType(wr), acc)
+		}
 	}
 	fmt.Fprintf(&b, `void main() {
 	uint lid = gl_LocalInvocationID.x;

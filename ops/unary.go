@@ -3,11 +3,13 @@ package ops
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/vkflow/vkflow/tensor"
 )
 
-// Unary element-wise ops. The output has x's shape and dtype; out nil
+// Unary element-wise ops. The output has x's shape and dtype (bool for
+// the classifications isnan, isinf, isfinite and signbit); out nil
 // allocates it, and out may be x itself (in place). float16 computes in
 // float32 and rounds once on store.
 
@@ -38,7 +40,8 @@ func init() {
 
 // unary builds the unary element-wise op name (ewDefs) over x.
 func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
-	class, expr := ewDefs[name].class, ewDefs[name].expr
+	def := ewDefs[name]
+	class, expr := def.class, def.expr
 	op, err := newOp(o, name, x)
 	if err != nil {
 		return nil, err
@@ -51,7 +54,17 @@ func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
 	if err != nil {
 		return op.fail(err)
 	}
-	return op.elementwise(ewKernel{ins: []*tensor.Tensor{x}, outDt: dt, shape: x.Shape(), expr: e, helpers: helpers}, out)
+	outDt := dt
+	if def.bool {
+		outDt = tensor.Bool
+	}
+	ins := []*tensor.Tensor{x}
+	if !strings.Contains(e, "a0") {
+		// A constant (isnan of an integer): the compiler would drop an
+		// unread input's binding.
+		ins = nil
+	}
+	return op.elementwise(ewKernel{ins: ins, outDt: outDt, shape: x.Shape(), expr: e, helpers: helpers}, out)
 }
 
 // transcendental gives the expression calling fn+"F" (float16, float32)

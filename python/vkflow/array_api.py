@@ -46,6 +46,9 @@ _FROM_OPS = {
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "logical_not",
     "sum", "mean", "max", "min", "prod", "argmax", "matmul", "permute_dims", "astype",
     "where", "clip",
+    "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round",
+    "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
 }
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

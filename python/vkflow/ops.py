@@ -17,10 +17,13 @@ Ops: ``add sub mul div pow minimum maximum floor_divide remainder`` (and the
 array-API names ``subtract multiply divide``), the bitwise ``bitwise_and
 bitwise_or bitwise_xor bitwise_invert bitwise_left_shift bitwise_right_shift``
 (integers; and, or, xor and invert take bool too), the logical ``logical_and
-logical_or logical_xor logical_not`` (bool only), the comparisons ``equal not_equal less
+logical_or logical_xor logical_not`` (bool only), the classifications ``isnan
+isinf isfinite signbit`` (bool results), ``sign``, the roundings ``floor ceil
+trunc round``, the float functions ``reciprocal expm1 log1p log2 log10 sinh
+cosh asinh acosh atanh hypot copysign logaddexp nextafter``, the comparisons ``equal not_equal less
 less_equal greater greater_equal`` (bool results), ``where``, the unary ``abs
 neg exp log sqrt tanh sigmoid relu`` (``negative``), ``clip``, ``cast`` and
-``astype``, the reductions ``sum mean max min prod argmax`` (``axis``,
+``astype``, the reductions ``sum mean max min prod all any argmax`` (``axis``,
 ``keepdims``), ``matmul``, ``softmax`` (``axis``), ``transpose`` and
 ``permute_dims``. :func:`names` lists the ops the library has.
 
@@ -46,7 +49,9 @@ __all__ = [
     "abs", "neg", "negative", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "clip",
     "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
     "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
-    "logical_not",
+    "logical_not", "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc",
+    "round", "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
     "cast", "astype", "sum", "mean", "max", "min", "prod", "argmax", "matmul", "softmax",
     "transpose", "permute_dims", "strided_copy",
 ]
@@ -201,6 +206,14 @@ def logical_xor(x1, x2, /, *, out=None):
     return call("logical_xor", x1, x2, out=out)
 
 
+def _binary(name, doc):
+    def f(x1, x2, /, *, out=None):
+        return call(name, x1, x2, out=out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
 def _comparison(name):
     def f(x1, x2, /, *, out=None):
         return call(name, x1, x2, out=out)
@@ -245,6 +258,29 @@ sigmoid = _unary("sigmoid", "1 / (1 + e**-x), element-wise.")
 relu = _unary("relu", "max(x, 0), element-wise.")
 bitwise_invert = _unary("bitwise_invert", "~x, element-wise (integers; logical not for bool).")
 logical_not = _unary("logical_not", "not x, element-wise (bool only: cast first).")
+isnan = _unary("isnan", "x is NaN, element-wise, as bool (integers: False).")
+isinf = _unary("isinf", "x is +inf or -inf, element-wise, as bool (integers: False).")
+isfinite = _unary("isfinite", "x is neither NaN nor infinite, element-wise, as bool.")
+signbit = _unary("signbit", "x's sign bit is set (-0.0 included), element-wise, as bool.")
+sign = _unary("sign", "-1, 0 or 1 by x's sign (NaN stays NaN), element-wise.")
+floor = _unary("floor", "x rounded toward -inf, element-wise (integers unchanged).")
+ceil = _unary("ceil", "x rounded toward +inf, element-wise (integers unchanged).")
+trunc = _unary("trunc", "x rounded toward 0, element-wise (integers unchanged).")
+round = _unary("round", "x rounded to the nearest integer, ties to even (integers unchanged).")
+reciprocal = _unary("reciprocal", "1 / x, element-wise (floats).")
+expm1 = _unary("expm1", "e**x - 1, element-wise, accurate near 0 (floats).")
+log1p = _unary("log1p", "log(1 + x), element-wise, accurate near 0 (floats).")
+log2 = _unary("log2", "Base-2 logarithm, element-wise (floats).")
+log10 = _unary("log10", "Base-10 logarithm, element-wise (floats).")
+sinh = _unary("sinh", "Hyperbolic sine, element-wise (floats).")
+cosh = _unary("cosh", "Hyperbolic cosine, element-wise (floats).")
+asinh = _unary("asinh", "Inverse hyperbolic sine, element-wise (floats).")
+acosh = _unary("acosh", "Inverse hyperbolic cosine, element-wise (floats).")
+atanh = _unary("atanh", "Inverse hyperbolic tangent, element-wise (floats).")
+hypot = _binary("hypot", "sqrt(x1**2 + x2**2), broadcast, without overflow (floats).")
+copysign = _binary("copysign", "|x1| with the sign bit of x2, broadcast (floats).")
+logaddexp = _binary("logaddexp", "log(exp(x1) + exp(x2)), broadcast, without overflow (floats).")
+nextafter = _binary("nextafter", "The next float after x1 toward x2, broadcast (floats).")
 
 
 def clip(x, /, min=None, max=None, *, out=None):
@@ -279,6 +315,8 @@ mean = _reduction("mean", "Mean")
 max = _reduction("max", "Maximum")
 min = _reduction("min", "Minimum")
 prod = _reduction("prod", "Product")
+all = _reduction("all", "Whether every element is true (nonzero, NaN too; empty: True)")
+any = _reduction("any", "Whether some element is true (nonzero, NaN too; empty: False)")
 
 
 def argmax(x, /, *, axis=None, keepdims=False, out=None):
