@@ -155,11 +155,12 @@ class TestUfuncsOnDevice(ArrayTest):
         self.check(o, a + b)
         self.assertIs(np.multiply(t, 2.0, out=(o,)), o)
         self.check(o, a * 2)
-        handle = t.handle
-        self.assertIs(np.add(t, b, out=t), t)                   # in place
+        handle, u = t.handle, self.vk(b)
+        submits = vo.cache_stats(self.mgr)["submits"]
+        self.assertIs(np.add(t, u, out=t), t)                   # in place: one op
+        self.assertIs(np.exp(t, out=t), t)                      # straight into out: one op
+        self.assertEqual(vo.cache_stats(self.mgr)["submits"] - submits, 2)
         self.assertEqual(t.handle, handle)
-        self.check(t, a + b)
-        self.assertIs(np.exp(t, out=t), t)
         self.check(t, np.exp(a + b), "approx")
         o64 = self.mgr.tensor((2, 3), dtype="float64")           # float32 -> float64: safe
         np.subtract(b, self.vk(a), out=o64)
@@ -199,6 +200,13 @@ class TestUfuncsOnDevice(ArrayTest):
         o = self.mgr.tensor((4,), dtype="float32")
         self.assertIs(np.add.reduce(self.vk(a), out=o), o)
         self.check(o, a.sum(axis=0))
+
+    def test_python_lists_take_the_tensors_dtype(self):
+        a = values((2, 3), "float32")
+        self.check(np.maximum(self.vk(a), [0, 1, 2]), np.maximum(a, np.float32([0, 1, 2])))
+        self.check(np.add([0, 1, 2], self.vk(a)), np.add(np.float32([0, 1, 2]), a))
+        with self.assertRaisesRegex(TypeError, "float"):
+            np.maximum(self.vk(np.int32([1, 2])), [0.5, 1.5])
 
     def test_no_promotion(self):
         """vkflow's dtype rules hold: mixed dtypes and dtypes an op lacks are
@@ -413,9 +421,11 @@ class TestFunctionsOnDevice(ArrayTest):
     def test_fallback_arrays_are_read_only(self):
         """A NumPy function that writes its argument cannot write a host
         copy of a tensor silently."""
-        t = self.vk(np.zeros((3, 3), np.float32))
-        with self.assertRaisesRegex(ValueError, "read-only"):
-            np.fill_diagonal(t, 1.0)
+        for t in (self.vk(np.zeros((3, 3), np.float32)),          # mapped: a zero-copy view
+                  self.mgr.tensor((3, 3), dtype="float32", memory="storage")):  # a copy
+            with self.subTest(memory=t.memory):
+                with self.assertRaisesRegex(ValueError, "read-only"):
+                    np.fill_diagonal(t, 1.0)
 
     def test_not_implemented(self):
         t = self.vk(np.float32([1, 2]))

@@ -44,7 +44,7 @@ that do not broadcast ValueErrors.
 from . import _views, ops
 from ._array import asarray
 from ._dtypes import _numpy
-from ._operators import _DTYPE_ERROR
+from ._operators import _DTYPE_ERROR, _python_data
 from ._tensor import Tensor
 
 __all__ = ["install", "host_value", "into", "FALLBACK"]
@@ -172,6 +172,21 @@ def _cast_inputs(inputs, dtype, casting, name):
     return tuple(res)
 
 
+def _lists_as_data(inputs, name):
+    """Python lists and tuples among the inputs in the first tensor's dtype,
+    by the operators' rules for Python data (TypeError, OverflowError)."""
+    np = _numpy()
+    t = next((x for x in inputs if isinstance(x, Tensor)), None)
+    res = []
+    for x in inputs:
+        if t is not None and isinstance(x, (list, tuple)):
+            arr = np.asarray(x)
+            if arr.dtype.kind in "biuf":
+                x = _python_data(arr, t.dtype, "numpy." + name, (t, x))
+        res.append(x)
+    return tuple(res)
+
+
 def _call(ufunc, inputs, out, kwargs):
     """ufunc(*inputs) on the device, or FALLBACK."""
     np = _numpy()
@@ -207,6 +222,7 @@ def _call(ufunc, inputs, out, kwargs):
         f = _op_function(name)
         if f is None:
             return FALLBACK
+        inputs = _lists_as_data(inputs, name)
         if o is not None:
             try:  # straight into out when the op's result fits it
                 return _run(name, lambda: f(*inputs, out=o))
