@@ -103,3 +103,9 @@ def iinfo(type, /):
     """NumPy's iinfo of an integer dtype (bits, max, min)."""
     import numpy
     return numpy.iinfo(type)
+
+
+# --- manipulation functions and statistics (vkflow._manipulation) ------------------------
+from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
+                            cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
+                            stack, std, tile, unstack, var)
