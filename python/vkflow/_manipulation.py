@@ -329,7 +329,7 @@ def argmin(x, /, *, axis=None, keepdims=False):
     (NumPy's first NaN). The argmax of an order-reversing map of x on the
     device: -x for floats, ~x for integers (no overflow), not x for bool."""
     _tensor(x, "argmin")
-    k = _kind(x.dtype)
+    k = _kind(x.dtype)  # "f", "b", or "i" (unsigned too)
     rev = ops.negative(x) if k == "f" else ops.logical_not(x) if k == "b" else \
         ops.bitwise_invert(x)
     return ops.argmax(rev, axis=axis, keepdims=keepdims)
@@ -364,11 +364,9 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 def _sum_dtype(dtype):
     k = _kind(dtype)
-    if k in "bi":
-        return "int64"
-    if k == "u":
-        return "uint64"
-    return dtype
+    if k == "f":
+        return dtype
+    return "uint64" if dtype.startswith("uint") else "int64"
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
