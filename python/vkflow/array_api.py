@@ -16,7 +16,11 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
   vkflow.ops later (``floor_divide``, ``bitwise_and``, ``logical_not``, ...)
   appear here with them;
 * ``divide`` is true division as the ``/`` operator (integer tensors become
-  float64), ``positive``, ``reshape``, ``matrix_transpose``.
+  float64), ``positive``, ``reshape``, ``matrix_transpose``;
+* the manipulation functions ``concat stack unstack squeeze expand_dims
+  flip moveaxis broadcast_to broadcast_arrays roll tile repeat`` and
+  ``argmin var std cumulative_sum`` (vkflow._manipulation: on the device,
+  from the Go op library's ops; ``concat``/``stack`` promote dtypes).
 
 Element-wise functions follow vkflow's dtype rules: operands must have one
 dtype (no promotion) and Python scalars take it.
