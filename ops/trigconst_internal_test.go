@@ -19,3 +19,19 @@ func TestTrigConstants(t *testing.T) {
 	require.Equal(t, math.Atan(0.5), a)
 }
 
+
+// TestTrigRefSane checks the tests' 200-bit reference against Go's math
+// where that is accurate.
+func TestTrigRefSane(t *testing.T) {
+	for _, x := range []float64{0.1, 1, 2.5, -3, 100, 1e6, 1e22} {
+		require.InDelta(t, math.Sin(x), trigRef("sin", x, 0), 3e-16, "sin %v", x)
+		require.InDelta(t, math.Cos(x), trigRef("cos", x, 0), 3e-16, "cos %v", x)
+		require.InEpsilon(t, math.Tan(x), trigRef("tan", x, 0), 5e-16, "tan %v", x)
+		require.InEpsilon(t, math.Atan(x), trigRef("atan", x, 0), 3e-16, "atan %v", x)
+		require.InEpsilon(t, math.Atan2(x, -2), trigRef("atan2", x, -2), 3e-16, "atan2 %v", x)
+	}
+	for _, x := range []float64{0.1, 0.5, -0.7, 0.99} {
+		require.InEpsilon(t, math.Asin(x), trigRef("asin", x, 0), 3e-16, "asin %v", x)
+		require.InEpsilon(t, math.Acos(x), trigRef("acos", x, 0), 3e-15, "acos %v", x)
+	}
+}
