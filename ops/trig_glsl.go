@@ -8,7 +8,7 @@ import "strings"
 // and only as accurate as Vulkan requires.
 //
 // sin, cos and tan reduce |x| to r = |x| - q*pi/2, |r| <= pi/4, carried
-// as r_hi + r_lo. Below 2^19*pi/2 (float: 2^9*pi/2) the reduction is Cody
+// as r_hi + r_lo. Below 2^19*pi/2 (float: 2^11*pi/2) the reduction is Cody
 // and Waite's, with pi/2 in three parts; past it Payne and Hanek's: x's
 // mantissa (an integer M < 2^53) times the window of 2/pi's bits that
 // matters (the bits before it give multiples of 4, those after it less
@@ -119,7 +119,7 @@ int trigReducePH$S($T ax, out $T rh, out $T rl) {
 	return q & 3;
 }
 // Cody and Waite: pi/2 as C1 + C2 + C3 (C1 and C2 with trailing zero
-// bits, so that q*C1 and q*C2 are exact for q < 2^CWBITS), for ax <=
+// bits, so that q*C1 and q*C2 are exact for q < 2^20, float 2^12), for ax <=
 // CWMAX.
 int trigReduceCW$S($T ax, out $T rh, out $T rl) {
 	$T qf = roundEven(ax * (1.0$L / $PIO2_HI));

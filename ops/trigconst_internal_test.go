@@ -19,7 +19,6 @@ func TestTrigConstants(t *testing.T) {
 	require.Equal(t, math.Atan(0.5), a)
 }
 
-
 // TestTrigRefSane checks the tests' 200-bit reference against Go's math
 // where that is accurate.
 func TestTrigRefSane(t *testing.T) {
