@@ -112,6 +112,15 @@ var ewDefs = map[string]ewDef{
 	"logaddexp":  {2, floats, false, extFn("logaddexp", "a0, a1")},
 	"nextafter":  {2, floats, false, nextafterExpr},
 
+	// trig.go.
+	"sin":   {1, floats, false, trigFn("sin", "a0")},
+	"cos":   {1, floats, false, trigFn("cos", "a0")},
+	"tan":   {1, floats, false, trigFn("tan", "a0")},
+	"asin":  {1, floats, false, trigFn("asin", "a0")},
+	"acos":  {1, floats, false, trigFn("acos", "a0")},
+	"atan":  {1, floats, false, trigFn("atan", "a0")},
+	"atan2": {2, floats, false, trigFn("atan2", "a0, a1")},
+
 	// intdiv.go and bitwise.go.
 	"floor_divide":        {2, numeric, false, floorDivideExpr},
 	"remainder":           {2, numeric, false, remainderExpr},

@@ -194,7 +194,12 @@ func instantiate(double bool) string {
 		cs = append(cs, c[0], c[k])
 	}
 	src := strings.NewReplacer(append(cs, r...)...).Replace(mathExtSrc)
-	// SIGNBIT(v): the sign bit of v.
+	return expandSignbit(src, sb)
+}
+
+// expandSignbit replaces each SIGNBIT(v) in src with sb, V in it standing
+// for v.
+func expandSignbit(src, sb string) string {
 	for {
 		i := strings.Index(src, "SIGNBIT(")
 		if i < 0 {

@@ -65,7 +65,8 @@ _MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne
 _UNARY = {"negative": "__neg__", "positive": "__pos__", "absolute": "__abs__",
           "invert": "__invert__"}
 # ufunc name: vkflow.ops name, where they differ (else the same name).
-_OPS_NAMES = {"bitwise_not": "bitwise_invert"}
+_OPS_NAMES = {"bitwise_not": "bitwise_invert", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+              "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
 # ufunc.reduce: the vkflow.ops reduction.
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
 # Results whose dtype is bool whatever the inputs': dtype= is NumPy's then.

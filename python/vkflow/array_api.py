@@ -53,6 +53,7 @@ _FROM_OPS = {
     "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round",
     "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
     "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
 }
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

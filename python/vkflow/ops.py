@@ -20,7 +20,8 @@ bitwise_or bitwise_xor bitwise_invert bitwise_left_shift bitwise_right_shift``
 logical_or logical_xor logical_not`` (bool only), the classifications ``isnan
 isinf isfinite signbit`` (bool results), ``sign``, the roundings ``floor ceil
 trunc round``, the float functions ``reciprocal expm1 log1p log2 log10 sinh
-cosh asinh acosh atanh hypot copysign logaddexp nextafter``, the comparisons ``equal not_equal less
+cosh asinh acosh atanh hypot copysign logaddexp nextafter``, the trigonometric ``sin cos tan asin
+acos atan atan2``, the comparisons ``equal not_equal less
 less_equal greater greater_equal`` (bool results), ``where``, the unary ``abs
 neg exp log sqrt tanh sigmoid relu`` (``negative``), ``clip``, ``cast`` and
 ``astype``, the reductions ``sum mean max min prod all any argmax`` (``axis``,
@@ -51,7 +52,8 @@ __all__ = [
     "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
     "logical_not", "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc",
     "round", "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh",
-    "atanh", "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
+    "atanh", "hypot", "copysign", "logaddexp", "nextafter", "sin", "cos", "tan", "asin", "acos",
+    "atan", "atan2", "all", "any",
     "cast", "astype", "sum", "mean", "max", "min", "prod", "argmax", "matmul", "softmax",
     "transpose", "permute_dims", "strided_copy",
 ]
@@ -281,6 +283,13 @@ hypot = _binary("hypot", "sqrt(x1**2 + x2**2), broadcast, without overflow (floa
 copysign = _binary("copysign", "|x1| with the sign bit of x2, broadcast (floats).")
 logaddexp = _binary("logaddexp", "log(exp(x1) + exp(x2)), broadcast, without overflow (floats).")
 nextafter = _binary("nextafter", "The next float after x1 toward x2, broadcast (floats).")
+sin = _unary("sin", "Sine (radians), element-wise (floats).")
+cos = _unary("cos", "Cosine (radians), element-wise (floats).")
+tan = _unary("tan", "Tangent (radians), element-wise (floats).")
+asin = _unary("asin", "Inverse sine, in [-pi/2, pi/2], element-wise (floats).")
+acos = _unary("acos", "Inverse cosine, in [0, pi], element-wise (floats).")
+atan = _unary("atan", "Inverse tangent, in [-pi/2, pi/2], element-wise (floats).")
+atan2 = _binary("atan2", "The angle of the point (x2, x1) in [-pi, pi], broadcast (floats).")
 
 
 def clip(x, /, min=None, max=None, *, out=None):
