@@ -86,6 +86,11 @@ type Device struct {
 	gcMu    sync.Mutex
 	garbage []*Object
 	gcLen   atomic.Int32
+	// collectMu makes collections one at a time, and collecting says one
+	// is under way, so that a host wait can wait for the collection the
+	// completion watcher is running (collectSync).
+	collectMu  sync.Mutex
+	collecting atomic.Int32
 
 	// pins keep the VkDevice alive past Close while foreign code holds
 	// memory of it (DLPack exports); the last Unpin after Close destroys it.
@@ -242,11 +247,39 @@ func (d *Device) addGarbage(o *Object) {
 // collect destroys deferred objects the GPU is done with. It is cheap when
 // nothing is deferred. Destroying an object can release others (a sequence
 // releases its tensors), which may be deferred in turn: it repeats until a
-// pass destroys nothing.
+// pass destroys nothing. When another goroutine is collecting (the
+// completion watcher, or a call that a destruction made: a timeline's
+// retiring submit), it returns at once: that collection goes on until
+// nothing more is ready.
 func (d *Device) collect() {
+	if d.gcLen.Load() == 0 || !d.collectMu.TryLock() {
+		return
+	}
+	defer d.collectMu.Unlock()
+	d.collectLocked()
+}
+
+// collectSync is collect for a host wait that saw its value complete: it
+// also waits for a collection another goroutine is running, so that what
+// the completed work held is destroyed when the wait returns (a test, or
+// a program reading MemStats, sees the memory back). It must not be called
+// from inside a destruction.
+func (d *Device) collectSync() {
+	if d.gcLen.Load() == 0 && d.collecting.Load() == 0 {
+		return
+	}
+	d.collectMu.Lock()
+	defer d.collectMu.Unlock()
+	d.collectLocked()
+}
+
+// collectLocked is collect's work, with collectMu held.
+func (d *Device) collectLocked() {
 	if d.lost.Load() && !d.closed.Load() {
 		return // see deferDestroy
 	}
+	d.collecting.Add(1)
+	defer d.collecting.Add(-1)
 	for d.gcLen.Load() != 0 {
 		d.gcMu.Lock()
 		keep := d.garbage[:0]

@@ -172,7 +172,7 @@ func (q *Queue) wait(ctx context.Context, v uint64, gated bool) error {
 	}
 	q.markCompleted(v)
 	if gated && q.dev.enter() {
-		q.dev.collect()
+		q.dev.collectSync()
 		q.dev.Exit()
 	}
 	return nil
