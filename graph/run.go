@@ -47,7 +47,7 @@ type run struct {
 	e       *Exec
 	subs    []*core.Submission // per segment, in plan order, then the join
 	before  []uint64           // the segments' values before this run (Exec.prevVals)
-	final   []timeline.Point // per slot used: its last value in the run
+	final   []timeline.Point   // per slot used: its last value in the run
 	err     error
 	read    bool  // its downloads were copied out, or failed to be; guarded by e.mu
 	readErr error // why they could not be: every later Wait returns it
