@@ -5,16 +5,20 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
 
 * dtypes as vkflow names them, strings: ``xp.float32 == "float32"`` and
   ``x.dtype == xp.float32``; ``bool int8 int16 int32 int64 uint8 uint16
-  uint32 uint64 float16 float32 float64``, and ``finfo``/``iinfo``
-  (NumPy's);
+  uint32 uint64 float16 float32 float64``, ``newaxis``, and the data type
+  functions ``isdtype can_cast result_type finfo iinfo`` and
+  ``__array_namespace_info__`` (vkflow._dtype_functions: the standard's
+  promotion table, Python numbers in finfo/iinfo);
 * ``asarray``, ``from_dlpack`` and the creation functions (``zeros ones
   empty full arange linspace eye`` and the ``*_like`` ones, default dtypes
   float32 and int64);
 * the functions of :mod:`vkflow.ops` under their array API names (element-
-  wise, comparisons, reductions, ``matmul``, ``permute_dims``, ``astype``,
-  ``where``, ``clip``), looked up in vkflow.ops when asked for: ops added to
+  wise, comparisons, reductions, ``matmul``, ``permute_dims``, ``where``,
+  ``clip``), looked up in vkflow.ops when asked for: ops added to
   vkflow.ops later (``floor_divide``, ``bitwise_and``, ``logical_not``, ...)
   appear here with them;
+* ``sum``/``prod`` with ``dtype=`` (the standard's default accumulation
+  dtypes) and ``astype`` with ``device=``;
 * ``divide`` is true division as the ``/`` operator (integer tensors become
   float64), ``positive``, ``reshape``, ``matrix_transpose``;
 * the manipulation functions ``concat stack unstack squeeze expand_dims
@@ -32,12 +36,16 @@ from . import ops
 from ._array import asarray, from_dlpack  # noqa: F401
 from ._creation import (arange, empty, empty_like, eye, full, full_like, linspace,  # noqa: F401
                         ones, ones_like, zeros, zeros_like)
+from ._dtype_functions import (__array_namespace_info__, can_cast, finfo,  # noqa: F401
+                               iinfo, isdtype, result_type)
+from ._dtypes import _dtype_name
 from ._tensor import Tensor
 
 __array_api_version__ = "2023.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
+newaxis = None
 
 # Array API names taken from vkflow.ops at lookup time (module __getattr__):
 # present exactly when vkflow.ops has them.
@@ -48,7 +56,7 @@ _FROM_OPS = {
     "abs", "negative", "exp", "log", "sqrt", "tanh",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "sum", "mean", "max", "min", "prod", "argmax", "matmul", "permute_dims", "astype",
+    "mean", "max", "min", "argmax", "matmul", "permute_dims",
     "where", "clip",
     "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round",
     "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
@@ -98,16 +106,46 @@ def matrix_transpose(x, /):
     return x.mT
 
 
-def finfo(type, /):
-    """NumPy's finfo of a float dtype (bits, eps, max, min, smallest_normal)."""
-    import numpy
-    return numpy.finfo(type)
+def astype(x, dtype, /, *, copy=True, device=None):
+    """x as dtype (a cast on the device); copy=False returns x itself when it
+    has that dtype already; device: a Manager to put the result on."""
+    r = ops.astype(x, dtype, copy=copy)
+    if device is not None and device is not r.device:
+        r = r.to_device(device)
+    return r
 
 
-def iinfo(type, /):
-    """NumPy's iinfo of an integer dtype (bits, max, min)."""
-    import numpy
-    return numpy.iinfo(type)
+def _accumulator(x, dtype):
+    """The dtype sum and prod reduce in: dtype, else the standard's default
+    (signed integers and bool: int64, unsigned: uint64, floats: their own)."""
+    if dtype is not None:
+        return _dtype_name(dtype)
+    if x.dtype in ("uint8", "uint16", "uint32", "uint64"):
+        return "uint64"
+    if isdtype(x.dtype, ("bool", "signed integer")):
+        return "int64"
+    return x.dtype
+
+
+def _reduce(op, x, axis, dtype, keepdims):
+    """op (ops.sum or ops.prod) of x cast to the accumulation dtype. The device
+    op accumulates integers in 64 bits (float16 in float32); a narrower dtype
+    asked for is cast back after (the same values: integer sums and products
+    wrap modulo 2**bits either way)."""
+    acc = _accumulator(x, dtype)
+    r = op(x if x.dtype == acc else ops.astype(x, acc), axis=axis, keepdims=keepdims)
+    return r if r.dtype == acc else ops.astype(r, acc)
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Sum along axis, in dtype (x cast on the device first when it differs;
+    default: integers in int64 or uint64, floats in their own dtype)."""
+    return _reduce(ops.sum, x, axis, dtype, keepdims)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Product along axis, in dtype (as sum)."""
+    return _reduce(ops.prod, x, axis, dtype, keepdims)
 
 
 # --- manipulation functions and statistics (vkflow._manipulation) ------------------------
