@@ -1,7 +1,8 @@
 """vkflow's exceptions, and the library's negative return codes turned into
 them.
 
-The library's codes become ``ValueError`` (invalid argument),
+The library's codes become ``ValueError`` (invalid argument; ``TypeError``
+for operands whose dtypes have no promotion, as NumPy's),
 :class:`ClosedError` (use after close), :class:`UnsupportedError`
 (``BufferError`` where a DLPack call asks for it), :class:`PendingError`,
 :class:`FailedError`, :class:`BusyError`, ``TimeoutError`` and
@@ -40,6 +41,8 @@ class BusyError(RuntimeError):
 def _raise(rc, buffer_error=False):
     text = _lib.lib().error_text() or "vkflow error %d" % rc
     if rc == _lib.ERR_INVALID:
+        if "which have no promotion" in text:  # mixed dtypes the lattice lacks
+            raise TypeError(text)
         raise ValueError(text)
     if rc == _lib.ERR_CLOSED:
         raise ClosedError(text)
