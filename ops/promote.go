@@ -66,7 +66,7 @@ func promoteErr(what string, a, b tensor.Dtype) string {
 	if (a == tensor.Uint64 && isSigned(b)) || (b == tensor.Uint64 && isSigned(a)) {
 		why = "no integer dtype holds every value of both"
 	}
-	return fmt.Sprintf("%s are %v and %v, which have no promotion: %s; Cast one of them", what, a, b, why)
+	return fmt.Sprintf("%s have dtypes %v and %v, which have no promotion: %s; Cast one of them", what, a, b, why)
 }
 
 // promoted returns the dtype inputs of dtypes a and b compute in, or the

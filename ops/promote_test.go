@@ -190,6 +190,7 @@ func TestPromotion(t *testing.T) {
 					want := ref(outDt, f, g, as(t, a, pd), as(t, b, pd))
 					got := run(t, op, err)
 					closeOut(t, op)
+					require.Equal(t, 1, op.Dispatches(), "%s: the conversion is in the op's kernel", msg)
 					same(t, want, got, tolFor(pd, tolExact), msg)
 				}
 			}

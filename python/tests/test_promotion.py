@@ -139,6 +139,8 @@ class TestPromotion(VkflowTest):
             with self.subTest(f.__name__):
                 with self.assertRaisesRegex(TypeError, "int16 and float64.*no promotion"):
                     f(i16, f64)
+        with self.assertRaises(ValueError):   # vkflow.ops's invalid arguments stay ValueErrors
+            vo.add(i16, f64)
 
 
 if __name__ == "__main__":
