@@ -68,8 +68,8 @@ func invertExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 // BitwiseLeftShift computes a << b element-wise with broadcasting, as
 // NumPy's left_shift: bits shifted past the dtype's width are lost (int8
 // 1 << 7 is -128), and a count at or past the width, or negative, gives
-// 0 (NumPy compares the count as unsigned). Dtypes: the integer dtypes;
-// both operands have the same dtype.
+// 0 (NumPy compares the count as unsigned). Dtypes: the integer dtypes,
+// promoted as for every binary op (ResultType).
 func BitwiseLeftShift(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 	return binary(o, "bitwise_left_shift", a, b, out)
 }

@@ -24,9 +24,12 @@
 //	outs, err := s.Call("add", []*tensor.Tensor{a, b}, nil, ops.Attrs{})
 //	err = outs[0].Wait(ctx) // then read it on the host
 //
-// Outputs are given, or allocated when nil (the caller owns them). Inputs
-// of different dtypes are an error naming the dtypes, never a silent
-// conversion: cast first (Cast). A dtype an op does not take is an error
+// Outputs are given, or allocated when nil (the caller owns them). The
+// inputs of a binary element-wise op (and Where's a and b) of different
+// dtypes compute in their promoted dtype, by the array API standard's
+// table (ResultType: within a kind only, int8 with uint8 is int16); other
+// mixed dtypes are an error naming the dtypes, never a silent conversion:
+// cast first (Cast). A dtype an op does not take is an error
 // naming it; a dtype the device cannot compute in (float64 without
 // shaderFloat64, say) is ErrUnsupported naming the feature.
 //

@@ -14,9 +14,11 @@ import (
 // and may be one of the inputs when that input has the output's shape (in
 // place).
 //
-// Dtypes: both inputs must have the same dtype; a mismatch is ErrInvalid
-// naming both (Cast one of them first: there is never a silent
-// conversion). float16 computes in float32 and rounds once on store; 8-
+// Dtypes: inputs of different dtypes compute in their promoted dtype, as
+// the array API standard's table defines it (ResultType, promote.go):
+// only within a kind; integers with floats, bool with numbers, and uint64
+// with a signed integer are ErrInvalid naming both (Cast one of them).
+// float16 computes in float32 and rounds once on store; 8-
 // and 16-bit integers compute in 32 bits and wrap on store, and every
 // integer op wraps as NumPy's do.
 
@@ -187,9 +189,9 @@ func binary(o Owner, name string, a, b, out *tensor.Tensor) (*Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	dt := a.Dtype()
-	if b.Dtype() != dt {
-		return op.fail(op.errorf("inputs are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", a.Dtype(), b.Dtype()))
+	dt, err := op.promoted("inputs", a.Dtype(), b.Dtype())
+	if err != nil {
+		return op.fail(err)
 	}
 	if !def.class.has(dt) {
 		return op.fail(op.unsupported(dt, def.class.String()))
@@ -206,7 +208,8 @@ func binary(o Owner, name string, a, b, out *tensor.Tensor) (*Op, error) {
 	if def.bool {
 		outDt = tensor.Bool
 	}
-	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, shape: shape, expr: e, helpers: helpers}, out)
+	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, as: []tensor.Dtype{dt, dt},
+		shape: shape, expr: e, helpers: helpers}, out)
 }
 
 // fixed returns an expr function giving e for every dtype.
@@ -360,8 +363,8 @@ func compareExpr(cond string, not bool) exprFunc {
 }
 
 // Where computes cond ? a : b element-wise, with cond, a and b broadcast
-// together. cond must be bool; a and b have the same dtype, any dtype,
-// which is the output's.
+// together. cond must be bool; a and b have any dtype, promoted as for
+// the binary ops (ResultType), which is the output's.
 func Where(o Owner, cond, a, b, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "where", cond, a, b)
 	if err != nil {
@@ -370,12 +373,14 @@ func Where(o Owner, cond, a, b, out *tensor.Tensor) (*Op, error) {
 	if cond.Dtype() != tensor.Bool {
 		return op.fail(op.errorf("cond is %v, want bool (compute it with a comparison, or Cast it to bool)", cond.Dtype()))
 	}
-	if a.Dtype() != b.Dtype() {
-		return op.fail(op.errorf("a and b are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", a.Dtype(), b.Dtype()))
+	dt, err := op.promoted("a and b", a.Dtype(), b.Dtype())
+	if err != nil {
+		return op.fail(err)
 	}
 	shape, err := broadcastShapes("where", cond.Shape(), a.Shape(), b.Shape())
 	if err != nil {
 		return op.fail(err)
 	}
-	return op.elementwise(ewKernel{ins: []*tensor.Tensor{cond, a, b}, outDt: a.Dtype(), shape: shape, expr: "a0 != 0u ? a1 : a2"}, out)
+	return op.elementwise(ewKernel{ins: []*tensor.Tensor{cond, a, b}, outDt: dt, as: []tensor.Dtype{tensor.Bool, dt, dt},
+		shape: shape, expr: "a0 != 0u ? a1 : a2"}, out)
 }

@@ -33,6 +33,10 @@ import (
 type ewKernel struct {
 	ins   []*tensor.Tensor
 	outDt tensor.Dtype
+	// as, when set, gives the dtype each input computes in: input k is
+	// loaded and converted to as[k]'s compute type (type promotion,
+	// promote.go). nil: each input's own dtype.
+	as    []tensor.Dtype
 	shape []int // the output's shape
 	// expr is a GLSL expression over a0..ak of the output's compute
 	// type.
@@ -60,7 +64,7 @@ const specStride = 8
 // elementwise adds k's output (given or allocated) and its dispatch to op
 // and finishes building.
 func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
-	dts := []tensor.Dtype{k.outDt}
+	dts := append([]tensor.Dtype{k.outDt}, k.as...)
 	for _, t := range k.ins {
 		dts = append(dts, t.Dtype())
 	}
@@ -96,7 +100,7 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	ts := append(slices.Clone(k.ins), y)
 	push := append(slices.Clone(k.push), uint32(n))
 	if flat {
-		vec4 := n%4 == 0 && is32(k.outDt)
+		vec4 := n%4 == 0 && is32(k.outDt) && !k.converts()
 		for _, t := range k.ins {
 			vec4 = vec4 && is32(t.Dtype())
 		}
@@ -115,7 +119,7 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	// long, each input contiguous (stride 1) or constant (stride 0) along
 	// it.
 	last := len(shape) - 1
-	vec4 := is32(k.outDt) && shape[last]%4 == 0
+	vec4 := is32(k.outDt) && shape[last]%4 == 0 && !k.converts()
 	vec := make([]bool, len(k.ins)+1)
 	vec[len(k.ins)] = true
 	for j, t := range k.ins {
@@ -151,6 +155,25 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	return op.done(op.dispatchSpec(k.stridedSource(len(shape), vec4, vec), ts, groups, spec, push...))
 }
 
+// converts reports whether an input computes in a dtype other than its
+// own (the vec4 layouts then do not apply).
+func (k *ewKernel) converts() bool {
+	for j, t := range k.ins {
+		if k.inDtype(j) != t.Dtype() {
+			return true
+		}
+	}
+	return false
+}
+
+// inDtype returns the dtype input j computes in.
+func (k *ewKernel) inDtype(j int) tensor.Dtype {
+	if j < len(k.as) && k.as[j] != 0 {
+		return k.as[j]
+	}
+	return k.ins[j].Dtype()
+}
+
 // inShapes lists the shapes of ts, for messages.
 func inShapes(ts []*tensor.Tensor) [][]int {
 	s := make([][]int, len(ts))
@@ -180,7 +203,7 @@ func vec4Type(dt tensor.Dtype) string {
 // (input k is x<k>, the output y; vec4 buffers where vec[k] is set, the
 // output's at vec[len(ins)]), push constants, helpers and gid().
 func (k *ewKernel) prologue(b *strings.Builder, vec []bool) {
-	dts := append([]tensor.Dtype{k.outDt}, k.extra...)
+	dts := append(append([]tensor.Dtype{k.outDt}, k.extra...), k.as...)
 	for _, t := range k.ins {
 		dts = append(dts, t.Dtype())
 	}
@@ -226,7 +249,9 @@ func (k *ewKernel) flatSource(n int, vec4 bool) string {
 func (k *ewKernel) tail(b *strings.Builder, idx []string, vec []bool, vec4 bool) {
 	if !vec4 {
 		for j, t := range k.ins {
-			fmt.Fprintf(b, "\t%s a%d = %s(x%d[%s]);\n", computeType(t.Dtype()), j, computeType(t.Dtype()), j, idx[j])
+			src, dst := t.Dtype(), k.inDtype(j)
+			load := fmt.Sprintf("%s(x%d[%s])", computeType(src), j, idx[j])
+			fmt.Fprintf(b, "\t%s a%d = %s;\n", computeType(dst), j, loadAs(src, dst, load))
 		}
 		b.WriteString(k.body)
 		fmt.Fprintf(b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)

@@ -225,8 +225,9 @@ class TestBinary(ArrayTest):
         a = values((3, 4), "float32")
         tt = torch.from_numpy(values((4,), "float32"))
         self.check(self.vk(a) + tt, a + tt.numpy())
-        with self.assertRaisesRegex(TypeError, "float64"):
-            self.vk(a) + tt.double()
+        self.check(self.vk(a) + tt.double(), a + tt.double().numpy())   # promoted
+        with self.assertRaisesRegex(TypeError, "int32"):
+            self.vk(a) + tt.int()
 
 
 class TestUnary(ArrayTest):
@@ -311,9 +312,10 @@ class TestErrors(ArrayTest):
 
     def test_dtype_mismatch_is_a_type_error_naming_both(self):
         a = self.vk(np.zeros(3, np.float32))
+        # Integers with floats have no promotion (float32 with float64 has).
         cases = [(a, self.vk(np.zeros(3, np.int32)), "int32"),
-                 (a, np.zeros(3, np.float64), "float64"),
-                 (a, np.float64(1), "float64")]
+                 (a, np.zeros(3, np.int64), "int64"),
+                 (a, np.int64(1), "int64")]
         for x, y, other in cases:
             for op in ARITH + COMPARE:
                 with self.subTest(op=op.__name__, other=other):

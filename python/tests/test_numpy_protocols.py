@@ -210,11 +210,13 @@ class TestUfuncsOnDevice(ArrayTest):
             np.maximum(self.vk(np.int32([1, 2])), [0.5, 1.5])
 
     def test_no_promotion(self):
-        """vkflow's dtype rules hold: mixed dtypes and dtypes an op lacks are
-        TypeErrors, as for the operators."""
+        """vkflow's dtype rules hold: dtypes without a promotion (integers
+        with floats) and dtypes an op lacks are TypeErrors, as for the
+        operators."""
         f = self.vk(np.float32([1, 2]))
         with self.assertRaisesRegex(TypeError, "dtype"):
-            np.add(f, np.float64([1, 2]))
+            np.add(f, np.int64([1, 2]))
+        self.assertEqual(np.add(f, np.float64([1, 2])).dtype, "float64")   # promoted
         with self.assertRaisesRegex(TypeError, "dtype"):
             np.maximum(f, self.vk(np.int32([1, 2])))
         with self.assertRaisesRegex(TypeError, "int32"):

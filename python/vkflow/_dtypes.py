@@ -53,3 +53,25 @@ def _memory_kind(memory):
 
 def _kind(dtype):
     return "b" if dtype == "bool" else "f" if dtype in _FLOAT else "i" if dtype in _INT else "?"
+
+
+_SIGNED = ("int8", "int16", "int32", "int64")
+
+
+def _promote(a, b):
+    """The dtype the array API standard's promotion table gives dtypes a and
+    b (names), or None where it has none: bool only with bool, never
+    integers with floats, nor uint64 with a signed integer. The Go op
+    library's ops.ResultType, which the element-wise ops apply."""
+    if a == b:
+        return a
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb or ka not in "if":
+        return None
+    if ka == "f" or a.startswith("u") == b.startswith("u"):
+        return a if _DTYPE_SIZES[a] >= _DTYPE_SIZES[b] else b
+    s, u = (b, a) if a.startswith("u") else (a, b)
+    for c in _SIGNED:
+        if _DTYPE_SIZES[c] >= _DTYPE_SIZES[s] and _DTYPE_SIZES[c] > _DTYPE_SIZES[u]:
+            return c
+    return None

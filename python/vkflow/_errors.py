@@ -1,7 +1,9 @@
 """vkflow's exceptions, and the library's negative return codes turned into
 them.
 
-The library's codes become ``ValueError`` (invalid argument),
+The library's codes become ``ValueError`` (invalid argument; for operands whose
+dtypes have no promotion an exception that is a ``TypeError`` too, as NumPy
+raises),
 :class:`ClosedError` (use after close), :class:`UnsupportedError`
 (``BufferError`` where a DLPack call asks for it), :class:`PendingError`,
 :class:`FailedError`, :class:`BusyError`, ``TimeoutError`` and
@@ -32,6 +34,12 @@ class FailedError(RuntimeError):
     (see the Go package timeline, Failures)."""
 
 
+class _PromotionError(TypeError, ValueError):
+    """Operands whose dtypes have no promotion (an integer with a float):
+    a TypeError, as NumPy's and the array API's, and a ValueError, as every
+    other invalid argument of vkflow.ops."""
+
+
 class BusyError(RuntimeError):
     """A bound was reached (held submits); nothing was done: retry once
     work drains."""
@@ -40,6 +48,8 @@ class BusyError(RuntimeError):
 def _raise(rc, buffer_error=False):
     text = _lib.lib().error_text() or "vkflow error %d" % rc
     if rc == _lib.ERR_INVALID:
+        if "which have no promotion" in text:  # mixed dtypes the lattice lacks
+            raise _PromotionError(text)
         raise ValueError(text)
     if rc == _lib.ERR_CLOSED:
         raise ClosedError(text)

@@ -18,8 +18,9 @@ tensors. The rule, in order:
    (``@``), ``clip`` with scalar bounds, ``copy``, ``copyto`` into a tensor,
    the ``*_like`` creation functions; views: ``reshape ravel transpose
    swapaxes moveaxis squeeze expand_dims``; no data at all: ``shape ndim
-   size result_type``. Dtype rules are vkflow's: mixed dtypes are a
-   TypeError (no promotion), Python data takes the tensors' dtype.
+   size result_type``. Dtype rules are vkflow's: ``where`` promotes by the array API
+   table, joining refuses mixed dtypes (TypeError) unless ``dtype=``
+   names one, Python data takes the tensors' dtype.
 3. NumPy for the rest, and for keywords and forms vkflow cannot honour
    (``where=``, ``initial=``, ``order='F'``, a NumPy ``out``, one-argument
    ``where``): the tensors in the arguments (also inside lists, tuples and

@@ -5,8 +5,10 @@ it), which leaves Tensor hashable, by identity: Managers keep their tensors
 in weak sets.
 
 Operators call :mod:`vkflow.ops` (looked up by name at call time) and follow
-its rules: the two operands must have the same dtype (no promotion: a
-TypeError names both), a Python scalar takes the tensor's dtype (a float with
+its rules: operands of two dtypes compute in their promoted dtype, as the
+array API standard's table says (within a kind only; a pair it lacks, such
+as an integer with a float, is a TypeError naming both; ``@`` and the
+in-place forms promote only to the left operand's dtype), a Python scalar takes the tensor's dtype (a float with
 an integer or bool tensor, or a number with a bool tensor, is a TypeError; an
 int out of the dtype's range an OverflowError, as NumPy 2 says). Exceptions:
 ``/`` of integer or bool tensors casts them to float64 first (float32 where
@@ -17,7 +19,7 @@ the logical operations. docs/PYTHON.md has the full rules.
 import re
 
 from . import _array, ops
-from ._dtypes import _FLOAT, _kind, _numpy
+from ._dtypes import _FLOAT, _kind, _numpy, _promote
 from ._errors import UnsupportedError
 from ._tensor import Tensor
 
@@ -41,7 +43,7 @@ _SPECS = {
 _BOOL_OPS = {"add": "logical_or", "mul": "logical_and", "and": "logical_and",
              "or": "logical_or", "xor": "logical_xor"}
 # Library messages that mean "wrong dtype": TypeError, as NumPy's ufuncs.
-_DTYPE_ERROR = re.compile(r"dtype \w+ is not supported|must have the same dtype")
+_DTYPE_ERROR = re.compile(r"dtype \w+ is not supported|which have no promotion")
 
 
 def _describe(x):
@@ -171,9 +173,17 @@ def _apply(self, stem, other, reflected=False, inplace=False):
         if not (cat == "div" and _kind(dtype) != "f"):  # / casts integer tensors to float
             value = _python_data(value, dtype, sym, pair)
     elif odt is not None and odt != dtype:
-        raise TypeError("operator %s: operand dtypes differ: %s and %s (vkflow does not promote "
-                        "dtypes; cast one with astype)" % (sym, _describe(pair[0]),
-                                                           _describe(pair[1])))
+        promoted = _promote(dtype, odt)
+        if promoted is None:
+            raise TypeError("operator %s: %s and %s: the dtypes have no promotion (the array API "
+                            "standard promotes within a kind only; cast one with astype)"
+                            % (sym, _describe(pair[0]), _describe(pair[1])))
+        if cat == "matmul" or (inplace and promoted != self.dtype):
+            raise TypeError("operator %s: %s and %s: %s (cast one with astype)"
+                            % (sym, _describe(pair[0]), _describe(pair[1]),
+                               "matmul does not promote" if cat == "matmul" else
+                               "the %s result cannot be stored in place" % promoted))
+        dtype = promoted
     k = _kind(dtype)
     if k == "b" and (cat in ("arith", "bitwise", "shift")):
         if stem not in _BOOL_OPS:

@@ -14,7 +14,7 @@ of the tensors and returns NumPy's result. The rule, in order:
    whose vkflow op exists: the binary operators' ufuncs (``add subtract
    multiply divide floor_divide remainder power matmul``, the bitwise ones,
    the shifts, the comparisons) call the tensor's operator, so their dtype
-   rules are the operators' (no promotion; Python scalars and lists take
+   rules are the operators' (promotion by the standard's table; Python scalars and lists take
    the tensor's dtype; ``/`` of integers is float64); ``negative positive
    absolute invert`` the unary operators; any other ufunc calls the
    ``vkflow.ops`` function of its name (``exp log sqrt tanh maximum minimum
@@ -36,8 +36,8 @@ of the tensors and returns NumPy's result. The rule, in order:
    (after their pending GPU work); a tensor ``out`` receives the result,
    checked with ``casting``.
 
-Errors of the device path are vkflow's: mixed dtypes and a dtype an op
-lacks are TypeErrors (``np.exp`` of an int32 tensor: cast it first), shapes
+Errors of the device path are vkflow's: dtypes without a promotion and a
+dtype an op lacks are TypeErrors (``np.exp`` of an int32 tensor: cast it first), shapes
 that do not broadcast ValueErrors.
 """
 
