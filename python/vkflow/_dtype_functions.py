@@ -13,7 +13,7 @@ with bool, ``int`` with integers and floats, ``float`` with floats.
 """
 
 from ._array import default_device
-from ._dtypes import _FLOAT, _INT, _dtype_name, _numpy
+from ._dtypes import _FLOAT, _INT, _dtype_name, _numpy, _promote
 
 _SIGNED = ("int8", "int16", "int32", "int64")
 _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -44,23 +44,6 @@ def _as_dtype(x, what):
         return _dtype_name(dt)
     except (TypeError, ValueError) as e:
         raise TypeError("%s: %s" % (what, e)) from None
-
-
-def _promote(a, b):
-    """The standard's promotion of two vkflow dtypes, or None (undefined)."""
-    if a == b:
-        return a
-    for family in (_SIGNED, _UNSIGNED, _FLOATS):
-        if a in family and b in family:
-            return family[max(family.index(a), family.index(b))]
-    if a in _UNSIGNED and b in _SIGNED:
-        a, b = b, a
-    if a in _SIGNED and b in _UNSIGNED:
-        if b == "uint64":
-            return None
-        bits = max(_BITS[a], 2 * _BITS[b])
-        return "int%d" % bits
-    return None
 
 
 def isdtype(dtype, kind, /):

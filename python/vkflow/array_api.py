@@ -26,8 +26,10 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
   ``argmin var std cumulative_sum`` (vkflow._manipulation: on the device,
   from the Go op library's ops; ``concat``/``stack`` promote dtypes).
 
-Element-wise functions follow vkflow's dtype rules: operands must have one
-dtype (no promotion) and Python scalars take it.
+Element-wise functions promote mixed dtypes by the standard's table (within
+a kind: bool, integers, floats; the Go op library's ops.ResultType, which
+``result_type`` reports); pairs it leaves undefined are a TypeError, and
+Python scalars take the array's dtype.
 """
 
 import math
