@@ -21,8 +21,6 @@ _FLOATS = ("float16", "float32", "float64")
 _ALL = ("bool",) + _SIGNED + _UNSIGNED + _FLOATS
 _DTYPE_NAMES = frozenset(_ALL)
 _STANDARD = tuple(n for n in _ALL if n != "float16")
-_BITS = {"bool": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16,
-         "uint32": 32, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
 
 _KINDS = {
     "bool": frozenset({"bool"}),
