@@ -21,15 +21,7 @@ func init() {
 	for name, f := range map[string]func(Owner, *tensor.Tensor, *tensor.Tensor) (*Op, error){
 		"bitwise_invert": BitwiseInvert, "logical_not": LogicalNot,
 	} {
-		builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-			if err := inputs(name, in, 1); err != nil {
-				return nil, err
-			}
-			if err := tooMany(name, out, 1); err != nil {
-				return nil, err
-			}
-			return f(o, in[0], outAt(out, 0))
-		})
+		builtinUnary(name, f)
 	}
 }
 

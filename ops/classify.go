@@ -19,19 +19,6 @@ func init() {
 	}
 }
 
-// builtinUnary registers the unary element-wise op name as f.
-func builtinUnary(name string, f func(Owner, *tensor.Tensor, *tensor.Tensor) (*Op, error)) {
-	builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs(name, in, 1); err != nil {
-			return nil, err
-		}
-		if err := tooMany(name, out, 1); err != nil {
-			return nil, err
-		}
-		return f(o, in[0], outAt(out, 0))
-	})
-}
-
 // IsNaN gives true where x is NaN, as bool. Dtypes: every numeric dtype
 // (integers are never NaN: false).
 func IsNaN(o Owner, x, out *tensor.Tensor) (*Op, error) {

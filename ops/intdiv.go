@@ -31,6 +31,19 @@ func builtinBinary(name string, f func(Owner, *tensor.Tensor, *tensor.Tensor, *t
 	})
 }
 
+// builtinUnary registers the unary element-wise op name as f.
+func builtinUnary(name string, f func(Owner, *tensor.Tensor, *tensor.Tensor) (*Op, error)) {
+	builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs(name, in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany(name, out, 1); err != nil {
+			return nil, err
+		}
+		return f(o, in[0], outAt(out, 0))
+	})
+}
+
 // FloorDivide computes a // b element-wise with broadcasting, as NumPy's
 // floor_divide. Dtypes: every numeric dtype.
 //

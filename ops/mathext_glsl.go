@@ -46,25 +46,30 @@ $T logMant$S($T x, out int e) {
 	}
 	return log$S(m);
 }
+// logEdge sets r to a logarithm's special case of x (NaN, a negative,
+// ±0 or +Inf) and reports whether x is one.
+bool logEdge$S($T x, out $T r) {
+	r = x;
+	if (isnan(x)) return true;
+	if (x < 0.0$L) { r = 0.0$L / 0.0$L; return true; }
+	if (x == 0.0$L) { r = -1.0$L / 0.0$L; return true; }
+	return isinf(x);
+}
 $T log2$S($T x) {
-	if (isnan(x)) return x;
-	if (x < 0.0$L) return 0.0$L / 0.0$L;
-	if (x == 0.0$L) return -1.0$L / 0.0$L;
-	if (isinf(x)) return x;
+	$T r;
+	if (logEdge$S(x, r)) return r;
 	int e;
 	$T l = logMant$S(x, e);
-	precise $T r = $T(e) + l * $INVLN2;
-	return r;
+	precise $T y = $T(e) + l * $INVLN2;
+	return y;
 }
 $T log10$S($T x) {
-	if (isnan(x)) return x;
-	if (x < 0.0$L) return 0.0$L / 0.0$L;
-	if (x == 0.0$L) return -1.0$L / 0.0$L;
-	if (isinf(x)) return x;
+	$T r;
+	if (logEdge$S(x, r)) return r;
 	int e;
 	$T l = logMant$S(x, e);
-	precise $T r = $T(e) * $LOG10_2HI + ($T(e) * $LOG10_2LO + l * $INVLN10);
-	return r;
+	precise $T y = $T(e) * $LOG10_2HI + ($T(e) * $LOG10_2LO + l * $INVLN10);
+	return y;
 }
 $T sinh$S($T x) {
 	if (isnan(x) || isinf(x) || x == 0.0$L) return x;

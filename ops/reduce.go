@@ -76,31 +76,31 @@ func reduceBuilder(name string, f func(Owner, *tensor.Tensor, []int, bool, *tens
 // contribution at most 25 times per pass, so its error is at most
 // 25 * passes * eps * sum(|x|) (2 passes up to 268M elements).
 func Sum(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "sum", kindSum, false, x, axes, keepDims, out)
+	return reduce(o, "sum", kindSum, reducePlain, x, axes, keepDims, out)
 }
 
 // Mean averages x's elements along axes ("mean"); floating-point dtypes
 // only. Axes, dtypes and sizes as for Sum.
 func Mean(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "mean", kindSum, true, x, axes, keepDims, out)
+	return reduce(o, "mean", kindSum, reduceMean, x, axes, keepDims, out)
 }
 
 // Prod multiplies x's elements along axes ("prod"). Axes, dtypes and
 // sizes as for Sum.
 func Prod(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "prod", kindProd, false, x, axes, keepDims, out)
+	return reduce(o, "prod", kindProd, reducePlain, x, axes, keepDims, out)
 }
 
 // Max takes the largest of x's elements along axes ("max"); NaN wins.
 // Axes, dtypes and sizes as for Sum.
 func Max(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "max", kindMax, false, x, axes, keepDims, out)
+	return reduce(o, "max", kindMax, reducePlain, x, axes, keepDims, out)
 }
 
 // Min takes the smallest of x's elements along axes ("min"); NaN wins.
 // Axes, dtypes and sizes as for Sum.
 func Min(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "min", kindMin, false, x, axes, keepDims, out)
+	return reduce(o, "min", kindMin, reducePlain, x, axes, keepDims, out)
 }
 
 // Argmax gives the int64 index of the largest element along axis, or of
@@ -111,7 +111,7 @@ func Argmax(o Owner, x *tensor.Tensor, axis *int, keepDims bool, out *tensor.Ten
 	if axis != nil {
 		axes = []int{*axis}
 	}
-	return reduce(o, "argmax", kindArgmax, false, x, axes, keepDims, out)
+	return reduce(o, "argmax", kindArgmax, reducePlain, x, axes, keepDims, out)
 }
 
 // reduceHooks break the pass structure, for the tests that show the suite
@@ -124,7 +124,16 @@ var reduceHooks struct {
 	noColumns  bool // no column mode for strided reads
 }
 
-func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
+// reduceMode is what a reduction computes beyond its kind.
+type reduceMode int
+
+const (
+	reducePlain reduceMode = iota
+	reduceMean             // the sum, divided by the count
+	reduceTruth            // all/any: over x != 0 as 0 or 1, a bool result (passSpec.truth)
+)
+
+func reduce(o Owner, name string, kind reduceKind, mode reduceMode, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, name, x)
 	if err != nil {
 		return nil, err
@@ -135,7 +144,7 @@ func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, 
 		return op.fail(err)
 	}
 	dt := x.Dtype()
-	outDt, acc, err := op.reduceDtypes(kind, mean, dt)
+	outDt, acc, err := op.reduceDtypes(kind, mode, dt)
 	if err != nil {
 		return op.fail(err)
 	}
@@ -146,7 +155,7 @@ func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, 
 	if err != nil {
 		return op.fail(err)
 	}
-	if lay.m > 0 && lay.n == 0 && kind != kindSum && kind != kindProd {
+	if lay.m > 0 && lay.n == 0 && kind != kindSum && kind != kindProd && mode != reduceTruth {
 		return op.fail(op.errorf("reduction over an empty axis of shape %v: %s has no identity", shape, name))
 	}
 	y, err := op.output(out, outDt, reducedShape(shape, ax, keepDims))
@@ -156,14 +165,18 @@ func reduce(o Owner, name string, kind reduceKind, mean bool, x *tensor.Tensor, 
 	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
-	spec := passSpec{kind: kind, in: dt, acc: acc, out: outDt, mean: mean}
+	spec := passSpec{kind: kind, in: dt, acc: acc, out: outDt, mean: mode == reduceMean, truth: mode == reduceTruth}
 	return op.done(op.reducePasses(spec, x, nil, lay, y))
 }
 
 // reduceDtypes returns the result and accumulator dtypes of kind over dt.
-func (op *Op) reduceDtypes(kind reduceKind, mean bool, dt tensor.Dtype) (out, acc tensor.Dtype, err error) {
+func (op *Op) reduceDtypes(kind reduceKind, mode reduceMode, dt tensor.Dtype) (out, acc tensor.Dtype, err error) {
 	switch {
-	case mean && !isFloat(dt):
+	case mode == reduceTruth:
+		// Partials are 0 or 1 (an empty segment's identity, 0xffffffff for
+		// the minimum, becomes true in the last pass).
+		return tensor.Bool, tensor.Uint32, nil
+	case mode == reduceMean && !isFloat(dt):
 		return 0, 0, op.errorf("the mean of %v is not computed: cast to a float dtype first (Cast)", dt)
 	case kind == kindSum || kind == kindProd:
 		switch {

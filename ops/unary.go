@@ -17,15 +17,7 @@ func init() {
 	for name, f := range map[string]func(Owner, *tensor.Tensor, *tensor.Tensor) (*Op, error){
 		"abs": Abs, "neg": Neg, "exp": Exp, "log": Log, "sqrt": Sqrt, "tanh": Tanh, "sigmoid": Sigmoid, "relu": Relu,
 	} {
-		builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-			if err := inputs(name, in, 1); err != nil {
-				return nil, err
-			}
-			if err := tooMany(name, out, 1); err != nil {
-				return nil, err
-			}
-			return f(o, in[0], outAt(out, 0))
-		})
+		builtinUnary(name, f)
 	}
 	builtin("clip", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if err := inputs("clip", in, 1); err != nil {

@@ -263,71 +263,47 @@ func (d *Device) CloseTimeline(t *Timeline) {
 // of the wait, so within waitSlice of the failure) instead of waiting for
 // ctx. It allocates nothing.
 func (d *Device) WaitTimeline(ctx context.Context, t *Timeline, v uint64) error {
-	maybeYield()
-	for {
-		if err := d.Enter(); err != nil {
-			return err
-		}
-		if err := t.Failed(v); err != nil {
-			if cur, verr := d.VK.SemaphoreValue(t.Sem); verr != nil || cur < v {
-				d.Exit()
-				return err
-			}
-		}
-		slice := nextSlice(ctx)
-		err := d.VK.WaitSemaphore(t.Sem, v, uint64(slice))
-		d.Exit()
-		if err == nil || !isTimeout(err) {
-			return d.check(err)
-		}
-		if err := sliceDone(ctx, slice); err != nil {
-			return err
-		}
-	}
+	return d.waitSlices(ctx, true,
+		func() error { return pointFailed(d, t, v) },
+		func(timeout uint64) error { return d.VK.WaitSemaphore(t.Sem, v, timeout) })
 }
 
 // WaitTimelines waits until every (or, with any, one) t[i] reaches v[i],
-// in bounded slices like WaitSemaphores. A failed point ends the wait
-// with its error: for all, the first failed point; for any, once every
-// point is failed.
+// in bounded slices like WaitTimeline. A failed point ends the wait with
+// its error: for all, the first failed point; for any, once every point
+// is failed.
 func (d *Device) WaitTimelines(ctx context.Context, ts []*Timeline, vs []uint64, any bool) error {
-	maybeYield()
 	sems := make([]vk.Semaphore, 0, len(ts))
 	for _, t := range ts {
 		sems = append(sems, t.Sem)
 	}
-	for {
-		if err := d.Enter(); err != nil {
-			return err
-		}
-		if err := failedPoints(d, ts, vs, any); err != nil {
-			d.Exit()
-			return err
-		}
-		slice := nextSlice(ctx)
-		err := d.VK.WaitSemaphores(sems, vs, any, uint64(slice))
-		d.Exit()
-		if err == nil || !isTimeout(err) {
-			return d.check(err)
-		}
-		if err := sliceDone(ctx, slice); err != nil {
-			return err
-		}
+	return d.waitSlices(ctx, true,
+		func() error { return failedPoints(d, ts, vs, any) },
+		func(timeout uint64) error { return d.VK.WaitSemaphores(sems, vs, any, timeout) })
+}
+
+// pointFailed returns t's failure if v is failed and the semaphore has
+// not reached v anyway (a shared timeline signalled from outside), else
+// nil. Called inside the gate.
+func pointFailed(d *Device, t *Timeline, v uint64) error {
+	err := t.Failed(v)
+	if err == nil {
+		return nil
 	}
+	if cur, verr := d.VK.SemaphoreValue(t.Sem); verr == nil && cur >= v {
+		return nil
+	}
+	return err
 }
 
 // failedPoints returns the failure that ends a wait for ts at vs, or nil.
-// A failed point that the semaphore reached anyway (a shared timeline
-// signalled from outside) does not count. Called inside the gate.
+// Called inside the gate.
 func failedPoints(d *Device, ts []*Timeline, vs []uint64, any bool) error {
 	var first error
 	failed := 0
 	for i, t := range ts {
-		err := t.Failed(vs[i])
+		err := pointFailed(d, t, vs[i])
 		if err == nil {
-			continue
-		}
-		if cur, verr := d.VK.SemaphoreValue(t.Sem); verr == nil && cur >= vs[i] {
 			continue
 		}
 		failed++

@@ -233,6 +233,14 @@ func (d *Device) WaitPinned(ctx context.Context, sem vk.Semaphore, v uint64) err
 }
 
 func (d *Device) waitSem(ctx context.Context, sem vk.Semaphore, v uint64, gated bool) error {
+	return d.waitSlices(ctx, gated, nil, func(timeout uint64) error { return d.VK.WaitSemaphore(sem, v, timeout) })
+}
+
+// waitSlices calls wait (a vkWaitSemaphores with the given timeout in ns)
+// in bounded slices until it succeeds or fails, ctx ends, or failed
+// (nil for none; checked before each slice, inside the gate) returns an
+// error; gated enters the gate for each slice. It allocates nothing.
+func (d *Device) waitSlices(ctx context.Context, gated bool, failed func() error, wait func(timeout uint64) error) error {
 	maybeYield()
 	for {
 		if gated {
@@ -240,31 +248,17 @@ func (d *Device) waitSem(ctx context.Context, sem vk.Semaphore, v uint64, gated 
 				return err
 			}
 		}
+		var err error
+		if failed != nil {
+			err = failed()
+		}
 		slice := nextSlice(ctx)
-		err := d.VK.WaitSemaphore(sem, v, uint64(slice))
+		if err == nil {
+			err = wait(uint64(slice))
+		}
 		if gated {
 			d.Exit()
 		}
-		if err == nil || !isTimeout(err) {
-			return d.check(err)
-		}
-		if err := sliceDone(ctx, slice); err != nil {
-			return err
-		}
-	}
-}
-
-// WaitSemaphores waits until all (or, with any, one) of sems reach their
-// values, in bounded slices, honouring ctx; each slice enters the gate.
-func (d *Device) WaitSemaphores(ctx context.Context, sems []vk.Semaphore, values []uint64, any bool) error {
-	maybeYield()
-	for {
-		if err := d.Enter(); err != nil {
-			return err
-		}
-		slice := nextSlice(ctx)
-		err := d.VK.WaitSemaphores(sems, values, any, uint64(slice))
-		d.Exit()
 		if err == nil || !isTimeout(err) {
 			return d.check(err)
 		}

@@ -279,15 +279,24 @@ func (d *Device) CheckSignals(ps []Point) error {
 		if p.TL.dev != d {
 			return Invalid("timeline belongs to another Manager")
 		}
-		last := p.TL.reserved
-		for _, q := range ps[:i] {
-			if q.TL == p.TL {
-				last = max(last, q.Value)
-			}
+		if err := signalAfter(ps, i, p.TL.reserved); err != nil {
+			return err
 		}
-		if p.Value <= last {
-			return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
+	}
+	return nil
+}
+
+// signalAfter checks that ps[i] exceeds base, what its timeline has
+// reserved, and every signal of the same timeline before it in ps.
+func signalAfter(ps []Point, i int, base uint64) error {
+	last := base
+	for _, q := range ps[:i] {
+		if q.TL == ps[i].TL {
+			last = max(last, q.Value)
 		}
+	}
+	if ps[i].Value <= last {
+		return Invalid("timeline values must increase: signal %d after %d", ps[i].Value, last)
 	}
 	return nil
 }
@@ -349,12 +358,13 @@ func (sc *scheduler) drain(d *Device) []*Submission {
 		// The failed submit's signals never land: its timelines fail from
 		// those values, and everything held downstream with them.
 		s.dead = true
-		fe := asFailed(s.err, 0, fmt.Sprintf("vkQueueSubmit on logical queue %d", s.Logical))
+		var first uint64 // the failed value the error names
+		if len(s.Signals) > 0 {
+			first = s.Signals[0].Value
+		}
+		fe := asFailed(s.err, first, fmt.Sprintf("vkQueueSubmit on logical queue %d", s.Logical))
 		for i, p := range s.Signals {
 			if firstOf(s.Signals, i) {
-				if fe.Value == 0 {
-					fe.Value = p.Value
-				}
 				sc.failTimeline(p.TL, p.Value, fe, &done)
 			}
 		}

@@ -91,14 +91,8 @@ func (sc *scheduler) check(d *Device, ss []*Submission) error {
 	held := 0
 	for _, s := range ss {
 		for i, p := range s.Signals {
-			last := get(p.TL).reserved
-			for _, q := range s.Signals[:i] {
-				if q.TL == p.TL {
-					last = max(last, q.Value)
-				}
-			}
-			if p.Value <= last {
-				return Invalid("timeline values must increase: signal %d after %d", p.Value, last)
+			if err := signalAfter(s.Signals, i, get(p.TL).reserved); err != nil {
+				return err
 			}
 		}
 		blocked := false
