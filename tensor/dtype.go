@@ -21,7 +21,9 @@ const (
 	Uint16
 	Uint32
 	Uint64
-	Bool // one byte, 0 or 1
+	Bool       // one byte, 0 or 1
+	Complex64  // a pair of float32: real, then imaginary (as C's float complex)
+	Complex128 // a pair of float64: real, then imaginary
 )
 
 var dtypeInfo = [...]struct {
@@ -31,11 +33,26 @@ var dtypeInfo = [...]struct {
 	Float16: {"float16", 2}, Float32: {"float32", 4}, Float64: {"float64", 8},
 	Int8: {"int8", 1}, Int16: {"int16", 2}, Int32: {"int32", 4}, Int64: {"int64", 8},
 	Uint8: {"uint8", 1}, Uint16: {"uint16", 2}, Uint32: {"uint32", 4}, Uint64: {"uint64", 8},
-	Bool: {"bool", 1},
+	Bool: {"bool", 1}, Complex64: {"complex64", 8}, Complex128: {"complex128", 16},
 }
 
 // Valid reports whether d is a known dtype.
-func (d Dtype) Valid() bool { return d >= Float16 && d <= Bool }
+func (d Dtype) Valid() bool { return d >= Float16 && d <= Complex128 }
+
+// IsComplex reports whether d is Complex64 or Complex128.
+func (d Dtype) IsComplex() bool { return d == Complex64 || d == Complex128 }
+
+// Real returns the dtype of one component of a complex dtype (Float32 for
+// Complex64, Float64 for Complex128), and d itself for any other dtype.
+func (d Dtype) Real() Dtype {
+	switch d {
+	case Complex64:
+		return Float32
+	case Complex128:
+		return Float64
+	}
+	return d
+}
 
 // Size returns the size of one element in bytes.
 func (d Dtype) Size() int {
@@ -52,7 +69,7 @@ func (d Dtype) String() string {
 	return dtypeInfo[d].name
 }
 
-// Dtypes lists every dtype.
+// Dtypes lists every dtype but the complex ones (Complex64, Complex128).
 func Dtypes() []Dtype {
 	return []Dtype{Float16, Float32, Float64, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Bool}
 }
@@ -125,7 +142,8 @@ func (h Half) Float32() float32 {
 
 // Elem is the set of Go element types a tensor can hold.
 type Elem interface {
-	Half | float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | bool
+	Half | float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | bool |
+		complex64 | complex128
 }
 
 // DtypeOf returns the dtype of Go element type T.
@@ -156,6 +174,10 @@ func DtypeOf[T Elem]() Dtype {
 		return Uint64
 	case bool:
 		return Bool
+	case complex64:
+		return Complex64
+	case complex128:
+		return Complex128
 	}
 	return 0
 }

@@ -138,7 +138,7 @@ func featureFor(d Dtype, f vk.Features) (string, bool) {
 		return "storageBuffer16BitAccess", f.StorageBuffer16BitAccess
 	case Float16:
 		return "storageBuffer16BitAccess", f.StorageBuffer16BitAccess
-	case Float64:
+	case Float64, Complex128:
 		return "shaderFloat64", f.ShaderFloat64
 	case Int64, Uint64:
 		return "shaderInt64", f.ShaderInt64

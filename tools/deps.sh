@@ -8,7 +8,8 @@ set -euo pipefail
 # into a venv), and the DLPack 0.6 C header. OpenBLAS: the BLAS that
 # bench/ops.sh loads for NumPy's side of the matmul benchmark.
 packages=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers glslc libshaderc-dev gcc
-	python3 python3-venv python3-pip python3-numpy python3-torch libdlpack-dev libopenblas0-pthread)
+	python3 python3-venv python3-pip python3-numpy python3-torch libdlpack-dev libopenblas0-pthread
+	python3-sklearn python3-dask python3-distributed python3-pytest python3-hypothesis python3-pytest-timeout)
 missing=()
 for p in "${packages[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
