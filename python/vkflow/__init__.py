@@ -97,6 +97,7 @@ from ._lib import library_path
 from ._errors import BusyError, ClosedError, FailedError, PendingError, UnsupportedError
 from ._dlpack import DLDeviceType, dlpack_live
 from ._timeline import Timeline
+from ._dtypes import DType
 from ._tensor import Tensor
 from ._sequence import Sequence
 from ._graph import Algorithm, Exec, Graph, Node, Run
@@ -112,7 +113,7 @@ from . import array_api
 from . import _array, _functions, _operators, _protocols, _ufuncs, _views
 
 __all__ = [
-    "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages",
+    "Manager", "Tensor", "DType", "Sequence", "Timeline", "from_dlpack", "validation_messages",
     "dlpack_live",
     "DLDeviceType", "ClosedError", "UnsupportedError", "PendingError", "FailedError", "BusyError",
     "DLPACK_TIMEOUT",

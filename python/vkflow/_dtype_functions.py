@@ -13,7 +13,7 @@ with bool, ``int`` with integers and floats, ``float`` with floats.
 """
 
 from ._array import default_device
-from ._dtypes import _FLOAT, _INT, _dtype_name, _numpy, _promote
+from ._dtypes import _FLOAT, _INT, _dtype, _dtype_name, _numpy, _promote
 
 _SIGNED = ("int8", "int16", "int32", "int64")
 _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -44,7 +44,7 @@ def _as_dtype(x, what):
         raise TypeError("%s: %s" % (what, e)) from None
 
 
-def isdtype(dtype, kind, /):
+def isdtype(dtype, kind):
     """Whether dtype is of kind: a dtype, a kind name (``"bool"``, ``"signed
     integer"``, ``"unsigned integer"``, ``"integral"``, ``"real floating"``,
     ``"complex floating"``, ``"numeric"``) or a tuple of them (any)."""
@@ -88,7 +88,7 @@ def result_type(*arrays_and_dtypes):
         if not ok:
             raise TypeError("result_type: a Python %s does not combine with %s"
                             % (type(s).__name__, out))
-    return out
+    return _dtype(out)
 
 
 def can_cast(from_, to, /):
@@ -100,8 +100,8 @@ def can_cast(from_, to, /):
 
 class finfo_object:
     """Machine limits of a float dtype: ``bits`` (int), ``eps``, ``max``,
-    ``min``, ``smallest_normal`` (Python floats) and ``dtype`` (a NumPy dtype,
-    equal to vkflow's dtype string)."""
+    ``min``, ``smallest_normal`` (Python floats) and ``dtype`` (the vkflow
+    DType)."""
 
     def __init__(self, dtype):
         f = _numpy().finfo(dtype)
@@ -110,7 +110,7 @@ class finfo_object:
         self.max = float(f.max)
         self.min = float(f.min)
         self.smallest_normal = float(f.smallest_normal)
-        self.dtype = f.dtype
+        self.dtype = _dtype(f.dtype.name)
 
     def __repr__(self):
         return ("finfo(bits=%d, eps=%r, max=%r, min=%r, smallest_normal=%r, dtype=%s)"
@@ -119,14 +119,14 @@ class finfo_object:
 
 class iinfo_object:
     """Machine limits of an integer dtype: ``bits``, ``max``, ``min``
-    (Python ints) and ``dtype`` (a NumPy dtype, equal to vkflow's string)."""
+    (Python ints) and ``dtype`` (the vkflow DType)."""
 
     def __init__(self, dtype):
         i = _numpy().iinfo(dtype)
         self.bits = int(i.bits)
         self.max = int(i.max)
         self.min = int(i.min)
-        self.dtype = i.dtype
+        self.dtype = _dtype(i.dtype.name)
 
     def __repr__(self):
         return "iinfo(bits=%d, max=%d, min=%d, dtype=%s)" % (self.bits, self.max, self.min,
@@ -169,20 +169,20 @@ class Info:
     def default_dtypes(self, *, device=None):
         """float32 for real floats, int64 for integers and indices; vkflow has
         no complex dtypes (``"complex floating"`` is None)."""
-        return {"real floating": "float32", "complex floating": None,
-                "integral": "int64", "indexing": "int64"}
+        return {"real floating": _dtype("float32"), "complex floating": None,
+                "integral": _dtype("int64"), "indexing": _dtype("int64")}
 
     def dtypes(self, *, device=None, kind=None):
         """{name: dtype} of the standard's dtypes vkflow has (float16, not in
         the standard, is left out), of kind (a kind name, or a tuple of them:
         any) when given."""
         if kind is None:
-            return {n: n for n in _STANDARD}
+            return {n: _dtype(n) for n in _STANDARD}
         kinds = kind if isinstance(kind, tuple) else (kind,)
         for k in kinds:
             if k not in _KINDS:
                 raise ValueError("dtypes: unknown kind %r (kinds: %s)" % (k, ", ".join(_KINDS)))
-        return {n: n for n in _STANDARD if any(n in _KINDS[k] for k in kinds)}
+        return {n: _dtype(n) for n in _STANDARD if any(n in _KINDS[k] for k in kinds)}
 
 
 def __array_namespace_info__():

@@ -1,8 +1,12 @@
 """dtypes and memory kinds: the names vkflow accepts and their sizes, and
 NumPy, imported only by the calls that need it.
 
-A dtype is named as NumPy names it (``"float32"``, ``"int64"``, ``"bool"``);
-anything ``numpy.dtype`` takes is accepted where a dtype is asked for.
+A dtype is a :class:`DType` object (``vkflow.float32``, the array API's
+``xp.float32``): one object per dtype, comparable, hashable, equal to its
+name (``vkflow.float32 == "float32"``) and accepted by NumPy
+(``np.dtype(vkflow.float32)``). Where a dtype is asked for, a DType, its name
+as NumPy spells it (``"float32"``, ``"int64"``, ``"bool"``) or anything
+``numpy.dtype`` takes is accepted.
 Memory kinds are ``"device"``, ``"host"``, ``"storage"`` and
 ``"exportable"`` (see :meth:`vkflow.Manager.tensor`).
 """
@@ -28,7 +32,64 @@ def _numpy():
     return numpy
 
 
+class DType:
+    """A vkflow dtype: ``name`` (NumPy's spelling) and ``itemsize`` (bytes).
+
+    There is one object per dtype (``vkflow.float32 is
+    x.dtype`` for a float32 tensor x); it equals itself and its name, hashes
+    as its name, and ``np.dtype(d)`` is the NumPy dtype of the same name.
+    It is not a string: ``isinstance(d, str)`` is False, so the array API's
+    kind names (``"bool"``, ``"integral"``, ...) stay distinct from dtypes.
+    """
+
+    __slots__ = ("name", "itemsize")
+
+    def __init__(self, name, itemsize):
+        self.name = name
+        self.itemsize = itemsize
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return self.name == other.name
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return "vkflow." + self.name
+
+    def __reduce__(self):
+        return (_dtype, (self.name,))
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of the same name (NumPy reads this attribute)."""
+        return _numpy().dtype(self.name)
+
+
+_DTYPES = {name: DType(name, size) for name, size in _DTYPE_SIZES.items()}
+
+
+def _dtype(name):
+    """The DType named name (a vkflow dtype name)."""
+    return _DTYPES[name]
+
+
 def _dtype_name(dtype):
+    """The vkflow dtype name (a str) of a DType, a name or anything
+    ``numpy.dtype`` takes; ValueError for a dtype vkflow does not have."""
+    if isinstance(dtype, DType):
+        return dtype.name
     if isinstance(dtype, str):
         name = dtype
     else:
@@ -63,6 +124,7 @@ def _promote(a, b):
     b (names), or None where it has none: bool only with bool, never
     integers with floats, nor uint64 with a signed integer. The Go op
     library's ops.ResultType, which the element-wise ops apply."""
+    a, b = str(a), str(b)
     if a == b:
         return a
     ka, kb = _kind(a), _kind(b)

@@ -91,7 +91,7 @@ def _join(items, axis, out, dtype, casting, what):
             _ufuncs._can_cast(d, dtype, casting, "array data")
     elif len(set(kinds)) > 1:
         raise TypeError("%s: the arrays' dtypes differ (%s): vkflow does not promote dtypes; "
-                        "cast with astype" % (what, ", ".join(dict.fromkeys(kinds))))
+                        "cast with astype" % (what, ", ".join(map(str, dict.fromkeys(kinds)))))
     dtype = dtype or kinds[0]
     if axis is None:
         items = [(v.reshape(-1) if isinstance(v, Tensor) else np.ravel(v), d,

@@ -119,7 +119,7 @@ def squeeze(x, /, axis):
     return _views.view_of(x, tuple(0 if k in axes else slice(None) for k in range(x.ndim)))
 
 
-def expand_dims(x, /, *, axis=0):
+def expand_dims(x, /, axis=0):
     """x with a new axis of size 1 at axis (in [-x.ndim-1, x.ndim], else
     IndexError); a view."""
     _tensor(x, "expand_dims")
@@ -366,7 +366,7 @@ def _sum_dtype(dtype):
     k = _kind(dtype)
     if k == "f":
         return dtype
-    return "uint64" if dtype.startswith("uint") else "int64"
+    return "uint64" if str(dtype).startswith("uint") else "int64"
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):

@@ -16,7 +16,7 @@ from ctypes import byref, c_int32, c_int64, c_void_p
 
 from . import _dlpack, _interop, _lib
 from ._dlpack import DLDeviceType, _CudaView, _HostView, _new_capsule
-from ._dtypes import _DTYPE_SIZES, _MEMORY_NAMES, _numpy
+from ._dtypes import _DTYPE_SIZES, _MEMORY_NAMES, _dtype, _numpy
 from ._errors import _check
 from ._handle import _Handle, _ns
 from ._timeline import _timeline_point
@@ -84,7 +84,7 @@ class Tensor(_Handle):
             b = _info_buffers.b = _InfoBuffers()
         _check(b.fn(self._handle, b.dtype, 32, b.ndim_p, b.shape, b.memory_p, b.mapped_p,
                     b.read_only_p))
-        self.dtype = b.dtype.value.decode()
+        self.dtype = _dtype(b.dtype.value.decode())
         self.shape = tuple(b.shape[:b.ndim.value])
         self.memory = _MEMORY_NAMES.get(b.memory.value, b.memory.value)
         self.mapped = bool(b.mapped.value)

@@ -3,9 +3,9 @@
 It holds the array API names vkflow implements, and only those (a missing
 name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
 
-* dtypes as vkflow names them, strings: ``xp.float32 == "float32"`` and
-  ``x.dtype == xp.float32``; ``bool int8 int16 int32 int64 uint8 uint16
-  uint32 uint64 float16 float32 float64``, ``newaxis``, and the data type
+* the dtype objects (vkflow.DType: ``x.dtype is xp.float32``, hashable,
+  equal to their names, ``xp.float32 == "float32"``) ``bool int8 int16 int32
+  int64 uint8 uint16 uint32 uint64 float16 float32 float64``, ``newaxis``, and the data type
   functions ``isdtype can_cast result_type finfo iinfo`` and
   ``__array_namespace_info__`` (vkflow._dtype_functions: the standard's
   promotion table, Python numbers in finfo/iinfo);
@@ -40,7 +40,7 @@ from ._creation import (arange, empty, empty_like, eye, full, full_like, linspac
                         ones, ones_like, zeros, zeros_like)
 from ._dtype_functions import (__array_namespace_info__, can_cast, finfo,  # noqa: F401
                                iinfo, isdtype, result_type)
-from ._dtypes import _dtype_name
+from ._dtypes import _dtype, _dtype_name
 from ._tensor import Tensor
 
 __array_api_version__ = "2023.12"
@@ -68,7 +68,7 @@ _FROM_OPS = {
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64")
-globals().update({name: name for name in _DTYPES})
+globals().update({name: _dtype(name) for name in _DTYPES})
 
 
 def __getattr__(name):
