@@ -110,7 +110,7 @@ from ._views import TensorView
 from . import ops
 from .ops import synchronize
 from . import array_api
-from . import _array, _functions, _operators, _protocols, _ufuncs, _views
+from . import _array, _functions, _methods, _operators, _protocols, _ufuncs, _views
 
 __all__ = [
     "Manager", "Tensor", "DType", "Sequence", "Timeline", "from_dlpack", "validation_messages",
@@ -132,10 +132,12 @@ sys.modules[__name__].__class__ = _dlpack._Package
 # (_array), the operators (_operators), the NumPy protocol and array methods
 # (_protocols), then indexing and views (_views), whose reshape, T, mT and
 # iteration replace the copying ones of _protocols, then NumPy's ufunc
-# (_ufuncs) and function (_functions) dispatch protocols.
+# (_ufuncs) and function (_functions) dispatch protocols, then NumPy's
+# ndarray methods from the array API functions (_methods).
 _array.install(Tensor)
 _operators.install(Tensor)
 _protocols.install(Tensor)
 _views.install(Tensor)
 _ufuncs.install(Tensor)
 _functions.install(Tensor)
+_methods.install(Tensor)

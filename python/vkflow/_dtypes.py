@@ -36,8 +36,10 @@ class DType:
     """A vkflow dtype: ``name`` (NumPy's spelling) and ``itemsize`` (bytes).
 
     There is one object per dtype (``vkflow.float32 is
-    x.dtype`` for a float32 tensor x); it equals itself and its name, hashes
-    as its name, and ``np.dtype(d)`` is the NumPy dtype of the same name.
+    x.dtype`` for a float32 tensor x); it equals itself, its name and NumPy's
+    dtype and scalar type of that name (``np.float32``, as NumPy's dtypes
+    do), hashes as its name, and ``np.dtype(d)`` is the NumPy dtype of the
+    same name.
     It is not a string: ``isinstance(d, str)`` is False, so the array API's
     kind names (``"bool"``, ``"integral"``, ...) stay distinct from dtypes.
     """
@@ -53,6 +55,9 @@ class DType:
             return self.name == other.name
         if isinstance(other, str):
             return self.name == other
+        np = _numpy()
+        if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):
+            return np.dtype(other).name == self.name
         return NotImplemented
 
     def __ne__(self, other):
