@@ -25,6 +25,12 @@ type Attrs struct {
 	KeepDims bool `json:"keepdims,omitempty"`
 	// Perm is permute's order of input dimensions (nil: reversed).
 	Perm []int `json:"perm,omitempty"`
+	// Shift is roll's shifts (one, or one per axis of Axes).
+	Shift []int `json:"shift,omitempty"`
+	// Reps is tile's repetitions per axis.
+	Reps []int `json:"reps,omitempty"`
+	// Repeats is repeat's count per element.
+	Repeats int `json:"repeats,omitempty"`
 	// Dtype is cast's target dtype.
 	Dtype tensor.Dtype `json:"-"`
 	// Min and Max are clip's bounds; nil is unbounded.

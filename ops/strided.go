@@ -82,13 +82,30 @@ func StridedCopy(o Owner, src, dst *tensor.Tensor, at Attrs) (*Op, error) {
 	if n == 0 {
 		return op, nil
 	}
-	if err := inBounds(op, "source", shape, at.SrcOffset, sst, src.Len()); err != nil {
-		return op.fail(err)
+	return op.done(op.copyView(src, y, shape, at.SrcOffset, sst, at.DstOffset, dstr))
+}
+
+// copyView adds one strided_copy dispatch: element (i0, i1, ...) of shape
+// goes from src[soff + sum ik*sst[k]] to dst[doff + sum ik*dst[k]]. Both
+// views must lie inside their tensors; an empty shape adds nothing.
+func (op *Op) copyView(src, dst *tensor.Tensor, shape []int, soff int, sst []int, doff int, dstr []int) error {
+	if len(shape) > maxRank {
+		return op.errorf("a copy of %d dimensions, more than %d", len(shape), maxRank)
 	}
-	if err := inBounds(op, "destination", shape, at.DstOffset, dstr, y.Len()); err != nil {
-		return op.fail(err)
+	n := numel(shape)
+	if n == 0 {
+		return nil
 	}
-	push := []any{uint32(n), uint32(len(shape)), int32(at.SrcOffset), int32(at.DstOffset)}
+	if n > 1<<31-1 {
+		return op.errorf("a copy of shape %v: more than 2^31-1 elements", shape)
+	}
+	if err := inBounds(op, "source", shape, soff, sst, src.Len()); err != nil {
+		return err
+	}
+	if err := inBounds(op, "destination", shape, doff, dstr, dst.Len()); err != nil {
+		return err
+	}
+	push := []any{uint32(n), uint32(len(shape)), int32(soff), int32(doff)}
 	for _, arr := range [][]int{shape, sst, dstr} {
 		for k := 0; k < maxRank; k++ {
 			v := 0
@@ -100,9 +117,9 @@ func StridedCopy(o Owner, src, dst *tensor.Tensor, at Attrs) (*Op, error) {
 	}
 	groups, err := op.grid(uint64(n), localSize)
 	if err != nil {
-		return op.fail(err)
+		return err
 	}
-	return op.done(op.dispatch(stridedSource(src.Dtype()), []*tensor.Tensor{src, y}, groups, push...))
+	return op.dispatch(stridedSource(src.Dtype()), []*tensor.Tensor{src, dst}, groups, push...)
 }
 
 // shapeOr is t's shape, or shape when t is nil (the output to allocate).

@@ -3,9 +3,10 @@ from its reductions: ``concat stack squeeze expand_dims flip roll
 broadcast_to broadcast_arrays moveaxis tile repeat unstack`` and ``argmin
 var std cumulative_sum`` (vkflow.array_api names them).
 
-Every result is computed on the device, from the ops of the Go op library
-(``strided_copy``, ``cast``, the element-wise ops and the reductions), so no
-tensor is read on the host; the one exception is ``repeat`` with an array
+Every result is computed on the device by the Go op library: ``concat
+stack roll tile repeat`` are its ops of those names, the others are built
+from its ops (``strided_copy``, ``cast``, the element-wise ops and the
+reductions), so no tensor is read on the host; the one exception is ``repeat`` with an array
 of counts, whose output shape depends on them (the counts are read; the
 data is not). Views where the standard allows them: ``squeeze
 expand_dims flip moveaxis broadcast_to broadcast_arrays unstack`` return
@@ -55,45 +56,42 @@ def _tensors(arrays, what):
     return arrays
 
 
-def _contiguous(x):
-    """x as a row-major layout: x itself when it is no view or a row-major
-    view (a reshape), else a gathered copy."""
-    if isinstance(x, _views.TensorView) and x._strides != _views._row_major(x.shape):
-        return x.contiguous()
-    return x
-
-
 def _view(x, shape, strides, offset=0):
     base, off, _, _ = _views._layout(x)
     return _views.TensorView._make(base, off + offset, shape, strides)
-
-
-def _gather(x, shape, strides, out_shape):
-    """A new tensor of out_shape holding the elements of the strided view
-    (shape, strides) of x (row-major: _contiguous) in row-major order: one strided_copy."""
-    base, off, _, _ = _views._layout(x)
-    out = x.device.tensor(tuple(out_shape), dtype=x.dtype)
-    if math.prod(shape):
-        _views._strided_copy(base, shape, src_offset=off, src_strides=strides, out=out)
-    return out
 
 
 # --- joining and splitting ----------------------------------------------------------------
 
 def concat(arrays, /, *, axis=0):
     """The arrays joined along an existing axis (None: flattened first), a
-    new tensor made on the device."""
+    new tensor: the Go op library's concat."""
     arrays = _tensors(arrays, "concat")
-    items = [(x, x.dtype, x.shape) for x in arrays]
-    if axis is not None and not arrays[0].ndim:
+    if axis is None:
+        arrays, axis = [x.reshape(-1) for x in arrays], 0
+    elif not arrays[0].ndim:
         raise ValueError("concat: zero-dimensional arrays cannot be concatenated (axis=%r)"
                          % (axis,))
-    return _functions._join(items, axis, None, None, "same_kind", "concat")
+    else:
+        axis = _axis(axis, arrays[0].ndim)
+    for x in arrays[1:]:
+        if x.ndim != arrays[0].ndim:
+            raise ValueError("concat: the arrays have %d and %d dimensions"
+                             % (arrays[0].ndim, x.ndim))
+        if any(a != b for k, (a, b) in enumerate(zip(x.shape, arrays[0].shape)) if k != axis):
+            raise ValueError("concat: shapes %r and %r differ outside axis %d"
+                             % (arrays[0].shape, x.shape, axis))
+    return ops.call("concat", *arrays, axis=axis)
 
 
 def stack(arrays, /, *, axis=0):
-    """The arrays (of one shape) joined along a new axis."""
-    return _functions.stack(_tensors(arrays, "stack"), axis)
+    """The arrays (of one shape) joined along a new axis: the Go op
+    library's stack."""
+    arrays = _tensors(arrays, "stack")
+    if any(x.shape != arrays[0].shape for x in arrays):
+        raise ValueError("stack: the arrays must have one shape, not %s"
+                         % ", ".join(str(x.shape) for x in arrays))
+    return ops.call("stack", *arrays, axis=_axis(axis, arrays[0].ndim + 1))
 
 
 def unstack(x, /, *, axis=0):
@@ -194,12 +192,12 @@ def roll(x, /, shift, *, axis=None):
     """x with its elements shifted by shift along axis (None: the flattened
     array, shape kept); elements that leave one end come in at the other.
     shift and axis are ints or tuples of one length (shifts along one axis
-    add up). A new tensor."""
+    add up). A new tensor: the Go op library's roll."""
     _tensor(x, "roll")
     if axis is None:
         if isinstance(shift, (tuple, list)):
             raise ValueError("roll: with axis=None, shift must be an int")
-        return _roll1(x.reshape(-1), operator.index(shift), 0, x.shape, force=True)
+        return ops.call("roll", x, shift=[operator.index(shift)])
     shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     if len(shifts) != len(axes):
@@ -210,66 +208,21 @@ def roll(x, /, shift, *, axis=None):
         else:
             raise ValueError("roll: shift and axis must have one length, not %d and %d"
                              % (len(shifts), len(axes)))
-    total = {}
-    for s, a in zip(shifts, axes):
-        a = _axis(a, x.ndim)
-        total[a] = total.get(a, 0) + operator.index(s)
-    src = x
-    for a, s in total.items():
-        src = _roll1(src, s, a)
-    if src is x:
-        src = x.contiguous() if isinstance(x, _views.TensorView) else _views._copy(x)
-    return src
-
-
-def _roll1(x, shift, axis, out_shape=None, force=False):
-    """x rolled by shift along axis: a new tensor of out_shape (None: x's
-    shape), or x itself when nothing moves and not force."""
-    n = x.shape[axis]
-    s = shift % n if n else 0
-    if s == 0 and not force:
-        return x
-    out = x.device.tensor(x.shape if out_shape is None else tuple(out_shape), dtype=x.dtype)
-    if not x.size:
-        return out
-    dst = out if out_shape is None else out.reshape(x.shape)
-    head = (slice(None),) * axis
-    _views.assign(_views.view_of(dst, head + (slice(s, None),)),
-                  _views.view_of(x, head + (slice(None, n - s),)))
-    if s:
-        _views.assign(_views.view_of(dst, head + (slice(None, s),)),
-                      _views.view_of(x, head + (slice(n - s, None),)))
-    return out
-
-
-def _split(shape, axis):
-    """(elements before axis, elements after axis)."""
-    return math.prod(shape[:axis]), math.prod(shape[axis + 1:])
-
-
-def _tile1(x, reps, axis):
-    """x (no view) repeated reps times as a whole along axis: one copy."""
-    a, b = _split(x.shape, axis)
-    d = x.shape[axis]
-    shape = x.shape[:axis] + (reps * d,) + x.shape[axis + 1:]
-    return _gather(x, (a, reps, d * b), (d * b, 0, 1), shape)
+    axes = [_axis(a, x.ndim) for a in axes]
+    return ops.call("roll", x, shift=[operator.index(s) for s in shifts], axes=axes)
 
 
 def tile(x, repetitions, /):
     """x repeated repetitions[k] times along axis k (the shorter of x.shape
-    and repetitions padded with leading 1s). A new tensor."""
+    and repetitions padded with leading 1s). A new tensor: the Go op
+    library's tile."""
     _tensor(x, "tile")
-    reps = tuple(operator.index(r) for r in repetitions)
+    reps = [operator.index(r) for r in repetitions]
     if any(r < 0 for r in reps):
-        raise ValueError("tile: negative repetitions %r" % (reps,))
-    n = builtins.max(x.ndim, len(reps))
-    reps = (1,) * (n - len(reps)) + reps
-    src = _contiguous(x)
-    out = _gather(src, (src.size,), (1,), (1,) * (n - x.ndim) + tuple(x.shape))
-    for k, r in enumerate(reps):
-        if r != 1:
-            out = _tile1(out, r, k)
-    return out
+        raise ValueError("tile: negative repetitions %r" % (tuple(reps),))
+    if not reps:
+        reps = [1]
+    return ops.call("tile", x, reps=reps)
 
 
 def repeat(x, repeats, /, *, axis=None):
@@ -296,11 +249,7 @@ def repeat(x, repeats, /, *, axis=None):
     r = operator.index(repeats)
     if r < 0:
         raise ValueError("repeat: negative repeats %d" % r)
-    x = _contiguous(x)
-    a, b = _split(x.shape, axis)
-    d = x.shape[axis]
-    shape = x.shape[:axis] + (d * r,) + x.shape[axis + 1:]
-    return _gather(x, (a, d, r, b), (d * b, b, 0, 1), shape)
+    return ops.call("repeat", x, repeats=r, axis=axis)
 
 
 def _repeat_each(x, counts, axis):
