@@ -4,12 +4,18 @@ GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
 
-.PHONY: deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python
+.PHONY: arrayapi deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python
 
 deps:
 	@tools/deps.sh
 	@tools/glslang-lib.sh
 	@$(GO) mod download
+
+# The array API standard's own test suite against vkflow.array_api (the
+# offline bundle in ../shared/arrayapi; skipped with a message without it):
+# every failure must be listed in docs/ARRAY_API.md. .ci/run runs it.
+arrayapi: python
+	@tools/arrayapi.sh
 
 # The main demo: a two-queue rasterize->blend pipeline with bounded
 # lookahead, as a graph; prints its schedule, writes rasterblend.png and
