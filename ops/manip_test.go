@@ -32,8 +32,8 @@ func iota32(t *testing.T, m *vkflow.Manager, shape []int, base int32) *tensor.Te
 	return x
 }
 
-// unravel returns the row-major multi-index of flat index i in shape.
-func unravel(i int, shape []int) []int {
+// unravelIdx returns the row-major multi-index of flat index i in shape.
+func unravelIdx(i int, shape []int) []int {
 	idx := make([]int, len(shape))
 	for k := len(shape) - 1; k >= 0; k-- {
 		idx[k] = i % shape[k]
@@ -42,7 +42,7 @@ func unravel(i int, shape []int) []int {
 	return idx
 }
 
-func ravel(idx, shape []int) int {
+func ravelIdx(idx, shape []int) int {
 	f := 0
 	for k := range shape {
 		f = f*shape[k] + idx[k]
@@ -55,7 +55,7 @@ func ravel(idx, shape []int) int {
 func expect(shape []int, src func(idx []int) int32) []int32 {
 	out := make([]int32, numel(shape))
 	for i := range out {
-		out[i] = src(unravel(i, shape))
+		out[i] = src(unravelIdx(i, shape))
 	}
 	return out
 }
@@ -90,47 +90,47 @@ func TestManipulationOps(t *testing.T) {
 		{"concat axis 1", func() (*ops.Op, error) { return ops.Concat(m, []*tensor.Tensor{x, y}, 1, nil) },
 			[]int{2, 8, 4}, func(i []int) int32 {
 				if i[1] < 3 {
-					return int32(ravel(i, xs))
+					return int32(ravelIdx(i, xs))
 				}
-				return 1000 + int32(ravel([]int{i[0], i[1] - 3, i[2]}, []int{2, 5, 4}))
+				return 1000 + int32(ravelIdx([]int{i[0], i[1] - 3, i[2]}, []int{2, 5, 4}))
 			}},
 		{"concat axis -3", func() (*ops.Op, error) { return ops.Concat(m, []*tensor.Tensor{x, z, x}, -3, nil) },
 			[]int{6, 3, 4}, func(i []int) int32 {
 				b := []int32{0, 2000, 0}[i[0]/2]
-				return b + int32(ravel([]int{i[0] % 2, i[1], i[2]}, xs))
+				return b + int32(ravelIdx([]int{i[0] % 2, i[1], i[2]}, xs))
 			}},
 		{"stack axis 1", func() (*ops.Op, error) { return ops.Stack(m, []*tensor.Tensor{x, z}, 1, nil) },
 			[]int{2, 2, 3, 4}, func(i []int) int32 {
-				return int32(2000*i[1]) + int32(ravel([]int{i[0], i[2], i[3]}, xs))
+				return int32(2000*i[1]) + int32(ravelIdx([]int{i[0], i[2], i[3]}, xs))
 			}},
 		{"stack axis -1", func() (*ops.Op, error) { return ops.Stack(m, []*tensor.Tensor{x, z}, -1, nil) },
 			[]int{2, 3, 4, 2}, func(i []int) int32 {
-				return int32(2000*i[3]) + int32(ravel(i[:3], xs))
+				return int32(2000*i[3]) + int32(ravelIdx(i[:3], xs))
 			}},
 		{"flip all", func() (*ops.Op, error) { return ops.Flip(m, x, nil, nil) },
-			xs, func(i []int) int32 { return int32(ravel([]int{1 - i[0], 2 - i[1], 3 - i[2]}, xs)) }},
+			xs, func(i []int) int32 { return int32(ravelIdx([]int{1 - i[0], 2 - i[1], 3 - i[2]}, xs)) }},
 		{"flip axis 1", func() (*ops.Op, error) { return ops.Flip(m, x, []int{-2}, nil) },
-			xs, func(i []int) int32 { return int32(ravel([]int{i[0], 2 - i[1], i[2]}, xs)) }},
+			xs, func(i []int) int32 { return int32(ravelIdx([]int{i[0], 2 - i[1], i[2]}, xs)) }},
 		{"flip 0-d", func() (*ops.Op, error) { return ops.Flip(m, s0, nil, nil) },
 			nil, func([]int) int32 { return 42 }},
 		{"roll flat", func() (*ops.Op, error) { return ops.Roll(m, x, []int{5}, nil, nil) },
-			xs, func(i []int) int32 { return int32((ravel(i, xs) - 5 + 24) % 24) }},
+			xs, func(i []int) int32 { return int32((ravelIdx(i, xs) - 5 + 24) % 24) }},
 		{"roll flat negative", func() (*ops.Op, error) { return ops.Roll(m, v, []int{-9}, nil, nil) },
 			[]int{7}, func(i []int) int32 { return int32((i[0] + 9) % 7) }},
 		{"roll two axes", func() (*ops.Op, error) { return ops.Roll(m, x, []int{1, -1}, []int{1, 2}, nil) },
-			xs, func(i []int) int32 { return int32(ravel([]int{i[0], (i[1] + 2) % 3, (i[2] + 1) % 4}, xs)) }},
+			xs, func(i []int) int32 { return int32(ravelIdx([]int{i[0], (i[1] + 2) % 3, (i[2] + 1) % 4}, xs)) }},
 		{"roll repeated axis adds", func() (*ops.Op, error) { return ops.Roll(m, x, []int{1, 1}, []int{2, 2}, nil) },
-			xs, func(i []int) int32 { return int32(ravel([]int{i[0], i[1], (i[2] + 2) % 4}, xs)) }},
+			xs, func(i []int) int32 { return int32(ravelIdx([]int{i[0], i[1], (i[2] + 2) % 4}, xs)) }},
 		{"roll by the size", func() (*ops.Op, error) { return ops.Roll(m, x, []int{3}, []int{1}, nil) },
-			xs, func(i []int) int32 { return int32(ravel(i, xs)) }},
+			xs, func(i []int) int32 { return int32(ravelIdx(i, xs)) }},
 		{"tile", func() (*ops.Op, error) { return ops.Tile(m, x, []int{2, 1, 3}, nil) },
-			[]int{4, 3, 12}, func(i []int) int32 { return int32(ravel([]int{i[0] % 2, i[1], i[2] % 4}, xs)) }},
+			[]int{4, 3, 12}, func(i []int) int32 { return int32(ravelIdx([]int{i[0] % 2, i[1], i[2] % 4}, xs)) }},
 		{"tile more reps than dims", func() (*ops.Op, error) { return ops.Tile(m, v, []int{2, 2}, nil) },
 			[]int{2, 14}, func(i []int) int32 { return int32(i[1] % 7) }},
 		{"tile fewer reps", func() (*ops.Op, error) { return ops.Tile(m, x, []int{2}, nil) },
-			[]int{2, 3, 8}, func(i []int) int32 { return int32(ravel([]int{i[0], i[1], i[2] % 4}, xs)) }},
+			[]int{2, 3, 8}, func(i []int) int32 { return int32(ravelIdx([]int{i[0], i[1], i[2] % 4}, xs)) }},
 		{"repeat axis 1", func() (*ops.Op, error) { return ops.Repeat(m, x, 3, []int{1}, nil) },
-			[]int{2, 9, 4}, func(i []int) int32 { return int32(ravel([]int{i[0], i[1] / 3, i[2]}, xs)) }},
+			[]int{2, 9, 4}, func(i []int) int32 { return int32(ravelIdx([]int{i[0], i[1] / 3, i[2]}, xs)) }},
 		{"repeat flat", func() (*ops.Op, error) { return ops.Repeat(m, x, 2, nil, nil) },
 			[]int{48}, func(i []int) int32 { return int32(i[0] / 2) }},
 		{"repeat zero times", func() (*ops.Op, error) { return ops.Repeat(m, x, 0, []int{0}, nil) },
