@@ -133,6 +133,7 @@ soak: deps
 bench: deps
 	bench/run.sh
 	bench/ops.sh
+	bench/sort.sh
 	bench/interop.sh
 	bench/eager.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3

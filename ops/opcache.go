@@ -3,6 +3,7 @@ package ops
 import (
 	"container/list"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -200,10 +201,9 @@ func opKey(name string, gen uint64, in, out []*tensor.Tensor, at Attrs) (string,
 // zero reports whether at is the zero Attrs (most eager calls): the key
 // then needs no JSON.
 func (at *Attrs) zero() bool {
-	return at.Axes == nil && !at.KeepDims && at.Perm == nil && at.Dtype == 0 && at.Min == nil &&
-		at.Max == nil && at.Push == nil && at.Groups == [3]uint32{} && at.Shape == nil &&
-		at.SrcOffset == 0 && at.SrcStrides == nil && at.DstOffset == 0 && at.DstStrides == nil &&
-		at.Shift == nil && at.Reps == nil && at.Repeats == 0
+	// Every field, so that one added later is never left out of the key:
+	// nil slices and pointers, zero numbers, false, "".
+	return reflect.ValueOf(*at).IsZero()
 }
 
 // opCache is a bounded LRU of prepared ops. Its Stream's lock guards it.

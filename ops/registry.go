@@ -52,11 +52,20 @@ type Attrs struct {
 	SrcStrides []int `json:"src_strides,omitempty"`
 	DstOffset  int   `json:"dst_offset,omitempty"`
 	DstStrides []int `json:"dst_strides,omitempty"`
+	// Descending is sort's and argsort's order (Axes: their one axis, nil
+	// the last). Stable is the array API's stable flag, accepted and
+	// ignored: the sort is always stable.
+	Descending bool  `json:"descending,omitempty"`
+	Stable     *bool `json:"stable,omitempty"`
+	// Side is searchsorted's side: "left" (the default when empty) or
+	// "right".
+	Side string `json:"side,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
 // true, "perm": [1, 0], "dtype": "float16", "min": 0, "max": 6, "push":
-// "<base64>", "groups": [4, 1, 1]}. Empty text is the zero Attrs. Unknown
+// "<base64>", "groups": [4, 1, 1], "descending": true, "side": "right"}.
+// Empty text is the zero Attrs. Unknown
 // keys are an error.
 func ParseAttrs(text []byte) (Attrs, error) {
 	var a Attrs

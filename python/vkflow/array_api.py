@@ -24,7 +24,9 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
 * the manipulation functions ``concat stack unstack squeeze expand_dims
   flip moveaxis broadcast_to broadcast_arrays roll tile repeat`` and
   ``argmin var std cumulative_sum`` (vkflow._manipulation: on the device,
-  from the Go op library's ops; ``concat``/``stack`` promote dtypes).
+  from the Go op library's ops; ``concat``/``stack`` promote dtypes);
+* ``sort argsort searchsorted`` (vkflow._sorting: a stable radix sort on the
+  device, ascending or descending, NaNs last; searchsorted in the same order).
 
 Element-wise functions promote mixed dtypes by the standard's table (within
 a kind: bool, integers, floats; the Go op library's ops.ResultType, which
@@ -154,3 +156,6 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
                             cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
                             stack, std, tile, unstack, var)
+
+# --- sorting and searchsorted (vkflow._sorting) -----------------------------------------
+from ._sorting import argsort, searchsorted, sort  # noqa: E402,F401

@@ -26,7 +26,8 @@ less_equal greater greater_equal`` (bool results), ``where``, the unary ``abs
 neg exp log sqrt tanh sigmoid relu`` (``negative``), ``clip``, ``cast`` and
 ``astype``, the reductions ``sum mean max min prod all any argmax`` (``axis``,
 ``keepdims``), ``matmul``, ``softmax`` (``axis``), ``transpose`` and
-``permute_dims``. :func:`names` lists the ops the library has.
+``permute_dims``, the stable ``sort`` and ``argsort`` (``axis``,
+``descending``) and ``searchsorted`` (``side``, ``sorter``). :func:`names` lists the ops the library has.
 
 Registry: :func:`register` adds a GLSL (compiled now; an error carries the
 compiler's message and line) or SPIR-V kernel by name, :func:`call` runs any
@@ -56,6 +57,7 @@ __all__ = [
     "atan", "atan2", "all", "any",
     "cast", "astype", "sum", "mean", "max", "min", "prod", "argmax", "matmul", "softmax",
     "transpose", "permute_dims", "strided_copy",
+    "sort", "argsort", "searchsorted",
 ]
 
 
@@ -341,6 +343,25 @@ def matmul(x1, x2, /, *, out=None):
 def softmax(x, /, *, axis=-1, out=None):
     """exp(x) / sum(exp(x)) along axis."""
     return call("softmax", x, out=out, axis=axis)
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True, out=None):
+    """x sorted along axis, stably (equal elements keep their order, also
+    descending; ``stable`` is accepted and the sort is always stable); floats:
+    -0 equals +0, NaN last in both orders."""
+    return call("sort", x, out=out, axis=axis, descending=bool(descending))
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True, out=None):
+    """The int64 indices that sort x along axis (stable, as :func:`sort`)."""
+    return call("argsort", x, out=out, axis=axis, descending=bool(descending))
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None, out=None):
+    """int64 indices where x2's elements go in the sorted 1-d x1 (read
+    through ``sorter``, indices that sort x1, when given), in sort's order."""
+    ins = (x1, x2) if sorter is None else (x1, x2, sorter)
+    return call("searchsorted", *ins, out=out, side=side)
 
 
 _PERMUTE = ("permute_dims", "transpose", "permute")
