@@ -7,3 +7,11 @@ func SetLinBudget(n int) func() {
 	linBudget = n
 	return func() { linBudget = old }
 }
+
+// SetVecdotChunk sets vecdot's elements per dispatch and returns the
+// function that restores it.
+func SetVecdotChunk(n int) func() {
+	old := vecdotChunk
+	vecdotChunk = n
+	return func() { vecdotChunk = old }
+}
