@@ -153,3 +153,30 @@ func TestLinalgOuterCrossDiagTrace(t *testing.T) {
 		require.Equal(t, tr, linRead(t, outs[0]), "trace offset %d", c.off)
 	}
 }
+
+// The eager stream's op cache tells calls apart by the linalg attributes
+// (Upper, Mode, N, Offset, Axes2): a call must not reuse the op prepared
+// for another value of them.
+func TestLinalgStreamAttrs(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	s, err := ops.DefaultStream(m)
+	require.NoError(t, err)
+	vals := []float64{4, 2, 2, 5}
+	x := linTensor(t, m, tensor.Float64, vals, []int{2, 2})
+	run := func(name string, at ops.Attrs) []float64 {
+		outs, err := s.Call(name, []*tensor.Tensor{x}, nil, at)
+		require.NoError(t, err)
+		require.NoError(t, outs[0].Wait(t.Context()))
+		v := linRead(t, outs[0])
+		for _, o := range outs {
+			require.NoError(t, o.Close())
+		}
+		return v
+	}
+	require.Equal(t, []float64{4, 5}, run("diagonal", ops.Attrs{}))
+	require.Equal(t, []float64{2}, run("diagonal", ops.Attrs{Offset: 1}))
+	require.Equal(t, []float64{2, 0, 1, 2}, run("cholesky", ops.Attrs{}))
+	require.Equal(t, []float64{2, 1, 0, 2}, run("cholesky", ops.Attrs{Upper: true}))
+	require.Equal(t, []float64{20, 18, 18, 29}, run("matrix_power", ops.Attrs{N: 2}))
+	require.Equal(t, []float64{4, 2, 2, 5}, run("matrix_power", ops.Attrs{N: 1}))
+}
