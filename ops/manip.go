@@ -16,7 +16,7 @@ func init() {
 		if err := tooMany("concat", out, 1); err != nil {
 			return nil, err
 		}
-		axis, err := oneAxis("concat", at.Axes)
+		axis, err := axisAttr("concat", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -26,7 +26,7 @@ func init() {
 		if err := tooMany("stack", out, 1); err != nil {
 			return nil, err
 		}
-		axis, err := oneAxis("stack", at.Axes)
+		axis, err := axisAttr("stack", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -70,17 +70,6 @@ func unaryIO(name string, in, out []*tensor.Tensor) error {
 		return err
 	}
 	return tooMany(name, out, 1)
-}
-
-// oneAxis is Attrs.Axes as one axis: nil is 0.
-func oneAxis(name string, axes []int) (int, error) {
-	switch len(axes) {
-	case 0:
-		return 0, nil
-	case 1:
-		return axes[0], nil
-	}
-	return 0, core.Invalid("ops.%s: takes one axis, not %v", name, axes)
 }
 
 // rowMajor returns the row-major strides of shape.

@@ -60,6 +60,17 @@ type Attrs struct {
 	// Side is searchsorted's side: "left" (the default when empty) or
 	// "right".
 	Side string `json:"side,omitempty"`
+	// Linalg (linalg_*.go): Upper is cholesky's upper factor; Mode is qr's
+	// "reduced" (default) or "complete"; N is matrix_power's exponent;
+	// Offset is diagonal's and trace's diagonal (0 main, > 0 above, < 0
+	// below); Axes2 are tensordot's contracted axes of its second input
+	// (Axes those of its first), and vecdot and cross take one axis in
+	// Axes.
+	Upper  bool   `json:"upper,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	N      int    `json:"n,omitempty"`
+	Offset int    `json:"offset,omitempty"`
+	Axes2  []int  `json:"axes2,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":

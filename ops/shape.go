@@ -134,3 +134,15 @@ func normAxes(name string, axes []int, rank int) ([]int, error) {
 	slices.Sort(out)
 	return out, nil
 }
+
+// axisAttr is Attrs.Axes as the one axis of an op that takes one: def
+// when nil, ErrInvalid for more than one.
+func axisAttr(name string, axes []int, def int) (int, error) {
+	switch len(axes) {
+	case 0:
+		return def, nil
+	case 1:
+		return axes[0], nil
+	}
+	return 0, core.Invalid("ops.%s: takes one axis, not %v", name, axes)
+}

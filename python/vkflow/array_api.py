@@ -159,3 +159,6 @@ from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # n
 
 # --- sorting and searchsorted (vkflow._sorting) -----------------------------------------
 from ._sorting import argsort, searchsorted, sort  # noqa: E402,F401
+# --- the linalg extension (vkflow.linalg) -------------------------------------------------
+from . import linalg  # noqa: E402,F401
+from .linalg import tensordot, vecdot  # noqa: E402,F401

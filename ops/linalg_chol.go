@@ -1,0 +1,142 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+func init() {
+	builtin("cholesky", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := inputs("cholesky", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("cholesky", out, 1); err != nil {
+			return nil, err
+		}
+		return Cholesky(o, in[0], at.Upper, outAt(out, 0))
+	})
+}
+
+// Cholesky prepares the Cholesky factor of each symmetric positive-
+// definite matrix of x [..., n, n] ("cholesky"; Attrs.Upper): the lower
+// triangular L with x = L·Lᵀ, or, upper, U = Lᵀ with x = Uᵀ·U; the other
+// triangle is zero. float32 and float64. Only the lower triangle of x is
+// read (as LAPACK's potrf with uplo 'L').
+//
+// A matrix that is not positive definite (a pivot ≤ 0 or NaN) is no
+// error: that matrix's result is NaN throughout, the others are computed
+// (NumPy raises LinAlgError; the array API standard leaves it open).
+//
+// Right-looking: step k takes the square root of the pivot and scales
+// column k, then updates the trailing lower triangle; one workgroup per
+// matrix, large matrices' steps over several dispatches. out must not
+// share memory with x.
+func Cholesky(o Owner, x *tensor.Tensor, upper bool, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "cholesky", x)
+	if err != nil {
+		return nil, err
+	}
+	dt := x.Dtype()
+	if err := op.linFloat(dt); err != nil {
+		return op.fail(err)
+	}
+	batch, n, err := op.square("x", x)
+	if err != nil {
+		return op.fail(err)
+	}
+	y, err := op.output(out, dt, x.Shape())
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	nb := numel(batch)
+	if nb == 0 || n == 0 {
+		return op, nil
+	}
+	l, err := op.temp(dt, []int{nb * n * n})
+	if err != nil {
+		return op.fail(err)
+	}
+	flag, err := op.temp(tensor.Uint32, []int{nb})
+	if err != nil {
+		return op.fail(err)
+	}
+	t := glslType(dt)
+	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
+layout(std430, binding = 1) writeonly buffer L { %[2]s l[]; };
+layout(std430, binding = 2) writeonly buffer F { uint flag[]; };
+layout(push_constant) uniform P { uint total; uint nb; } p;
+%[3]svoid main() {
+	uint e = gid();
+	if (e >= p.total) {
+		return;
+	}
+	l[e] = x[e];
+	if (e < p.nb) {
+		flag[e] = 0u;
+	}
+}
+`, localSize, t, indexGLSL)
+	if err := op.elemGrid(init, []*tensor.Tensor{x, l, flag}, nb*n*n, uint32(nb)); err != nil {
+		return op.fail(err)
+	}
+	sk := &stepKernel{
+		dt:   dt,
+		push: "uint n;",
+		decls: fmt.Sprintf(`layout(std430, binding = 0) coherent buffer L { %s l[]; };
+layout(std430, binding = 1) coherent buffer F { uint flag[]; };
+`, t),
+		panel: fmt.Sprintf(`	uint n = p.n, base = b * n * n;
+	%[1]s d = l[base + k * n + k];
+	if (!(d > %[1]s(0)) && tid == 0u) {
+		flag[b] = 1u;
+	}
+	%[1]s r = sqrt(d);
+	for (uint i = k + 1u + tid; i < n; i += WG) {
+		l[base + i * n + k] /= r;
+	}
+	memoryBarrierBuffer();
+	barrier();
+	if (tid == 0u) {
+		l[base + k * n + k] = r;
+	}`, t),
+		update: `	uint n = p.n, base = b * n * n, m = n - k - 1u;
+	uint i = k + 1u + e / m, j = k + 1u + e % m;
+	if (j <= i) {
+		l[base + i * n + j] -= l[base + i * n + k] * l[base + j * n + k];
+	}`,
+		stepK: "s", count: "(p.n - k - 1u) * (p.n - k - 1u)",
+		steps: n,
+		hostK: func(s int) int { return s }, hostCount: func(k int) int { return (n - k - 1) * (n - k - 1) },
+		panelCost:  func(k int) int { return linCeil(n-k, linWG) },
+		updateCost: func(int) int { return 1 },
+	}
+	if err := op.runSteps(sk, nb, []*tensor.Tensor{l, flag}, uint32(n)); err != nil {
+		return op.fail(err)
+	}
+	// The result: the lower triangle of l (upper: transposed), zeros, or
+	// NaN throughout for a matrix that is not positive definite.
+	get := "j <= i ? l[e] : " + t + "(0)"
+	if upper {
+		get = "i <= j ? l[b * p.n * p.n + j * p.n + i] : " + t + "(0)"
+	}
+	fin := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer L { %[2]s l[]; };
+layout(std430, binding = 1) readonly buffer F { uint flag[]; };
+layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
+layout(push_constant) uniform P { uint total; uint n; } p;
+%[3]svoid main() {
+	uint e = gid();
+	if (e >= p.total) {
+		return;
+	}
+	uint j = e %% p.n, i = (e / p.n) %% p.n, b = e / (p.n * p.n);
+	y[e] = flag[b] != 0u ? %[4]s : (%[5]s);
+}
+`, localSize, t, indexGLSL, nanGLSL(t), get)
+	return op.done(op.elemGrid(fin, []*tensor.Tensor{l, flag, y}, nb*n*n, uint32(n)))
+}

@@ -1,0 +1,203 @@
+package ops
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// Cross prepares the cross product of 3-vectors along axis of a and b
+// ("cross"; Attrs.Axes: one axis, nil is -1), counted in the shape a and
+// b broadcast to: that axis must have size 3 in both (it does not
+// broadcast); the other dimensions broadcast. The numeric dtypes, a and b
+// of one (integers wrap).
+func Cross(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "cross", a, b)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := op.linProductDtype(a, b)
+	if err != nil {
+		return op.fail(err)
+	}
+	as, bs := a.Shape(), b.Shape()
+	shape, err := broadcastShapes("cross", as, bs)
+	if err != nil {
+		return op.fail(err)
+	}
+	r := len(shape)
+	if axis < -r || axis >= r {
+		return op.fail(op.errorf("axis %d is out of range for shapes %v and %v", axis, as, bs))
+	}
+	if axis < 0 {
+		axis += r
+	}
+	ia, ib := axis-(r-len(as)), axis-(r-len(bs))
+	if ia < 0 || ib < 0 || as[ia] != 3 || bs[ib] != 3 {
+		return op.fail(op.errorf("axis %d: shapes %v and %v must both have size 3 there", axis-r, as, bs))
+	}
+	if r > maxRank {
+		return op.fail(op.errorf("%d dimensions, at most %d", r, maxRank))
+	}
+	y, err := op.output(out, dt, shape)
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	n := numel(shape)
+	if n == 0 {
+		return op, nil
+	}
+	sa, sb := stridesFor(as, shape), stridesFor(bs, shape)
+	t, ct := glslType(dt), computeType(dt)
+	var g strings.Builder
+	g.WriteString(header(dt))
+	fmt.Fprintf(&g, `layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
+layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
+layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
+layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; uint sb[%[3]d]; } p;
+%[4]svoid main() {
+	uint e = gid();
+	if (e >= p.total) {
+		return;
+	}
+	uint r = e, ia = 0u, ib = 0u, c = 0u, d;
+`, localSize, t, r, indexGLSL)
+	for d := r - 1; d >= 0; d-- {
+		if d == axis {
+			fmt.Fprintf(&g, "\tc = r %% 3u; r /= 3u;\n")
+			continue
+		}
+		fmt.Fprintf(&g, "\td = r %% p.dims[%d]; r /= p.dims[%d]; ia += d * p.sa[%d]; ib += d * p.sb[%d];\n", d, d, d, d)
+	}
+	fmt.Fprintf(&g, `	uint c1 = (c + 1u) %% 3u, c2 = (c + 2u) %% 3u, xa = p.sa[%[3]d], xb = p.sb[%[3]d];
+	y[e] = %[1]s(%[2]s(a[ia + c1 * xa]) * %[2]s(b[ib + c2 * xb]) - %[2]s(a[ia + c2 * xa]) * %[2]s(b[ib + c1 * xb]));
+}
+`, t, ct, axis)
+	push := []any{}
+	for _, v := range append(append(append([]int(nil), shape...), sa...), sb...) {
+		push = append(push, uint32(v))
+	}
+	return op.done(op.elemGrid(g.String(), []*tensor.Tensor{a, b, y}, n, push...))
+}
+
+// diagLen is the length of diagonal offset of an m×n matrix.
+func diagLen(m, n, offset int) int {
+	if offset >= 0 {
+		return max(0, min(m, n-offset))
+	}
+	return max(0, min(m+offset, n))
+}
+
+// Diagonal prepares the diagonal offset (Attrs.Offset: 0 the main one, > 0
+// above it, < 0 below) of each matrix of x [..., m, n] ("diagonal"): out
+// [..., k], k its length (0 when the offset is past the matrix). Any
+// dtype, copied bit for bit.
+func Diagonal(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "diagonal", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.diagonal(x, offset, out))
+}
+
+func (op *Op) diagonal(x *tensor.Tensor, offset int, out *tensor.Tensor) error {
+	s := x.Shape()
+	if len(s) < 2 {
+		return op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s)
+	}
+	if !x.Dtype().Valid() {
+		return op.unsupported(x.Dtype(), "any real dtype")
+	}
+	m, n := s[len(s)-2], s[len(s)-1]
+	k := diagLen(m, n, offset)
+	shape := append(append([]int(nil), s[:len(s)-2]...), k)
+	y, err := op.output(out, x.Dtype(), shape)
+	if err != nil {
+		return err
+	}
+	if err := op.noAlias(); err != nil {
+		return err
+	}
+	total := numel(shape)
+	if total == 0 {
+		return nil
+	}
+	start := max(0, -offset)*n + max(0, offset)
+	buf, _, head := bitTypes(x.Dtype())
+	src := head + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
+layout(std430, binding = 1) writeonly buffer Y { %[2]s y[]; };
+layout(push_constant) uniform P { uint total; uint k, mn, start, n; } p;
+%[3]svoid main() {
+	uint e = gid();
+	if (e < p.total) {
+		uint i = e %% p.k;
+		y[e] = x[(e / p.k) * p.mn + p.start + i * (p.n + 1u)];
+	}
+}
+`, localSize, buf, indexGLSL)
+	return op.elemGrid(src, []*tensor.Tensor{x, y}, total, uint32(k), uint32(m*n), uint32(start), uint32(n))
+}
+
+// Trace prepares the sum of diagonal offset (Attrs.Offset, as Diagonal)
+// of each matrix of x [..., m, n] ("trace"): out [...]. Dtypes as Sum's,
+// the standard's accumulation rules: floats in their own dtype (float16
+// summed in float32), signed integers and bool as int64, unsigned as
+// uint64. An empty diagonal sums to 0.
+func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "trace", x)
+	if err != nil {
+		return nil, err
+	}
+	dt := x.Dtype()
+	if dt == tensor.Complex64 || dt == tensor.Complex128 {
+		return op.fail(op.errorf("complex dtypes (%v) are not supported yet", dt))
+	}
+	s := x.Shape()
+	if len(s) < 2 {
+		return op.fail(op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))
+	}
+	outDt, acc, err := op.reduceDtypes(kindSum, reducePlain, dt)
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.requireDtypes(dt, acc, outDt); err != nil {
+		return op.fail(err)
+	}
+	batch := s[:len(s)-2]
+	k := diagLen(s[len(s)-2], s[len(s)-1], offset)
+	y, err := op.output(out, outDt, batch)
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	nb := numel(batch)
+	if nb == 0 {
+		return op, nil
+	}
+	if k == 0 {
+		return op.done(op.zeros(y))
+	}
+	d, err := op.temp(dt, append(append([]int(nil), batch...), k))
+	if err != nil {
+		return op.fail(err)
+	}
+	outs := op.outs
+	err = op.diagonal(x, offset, d)
+	op.outs = outs
+	if err != nil {
+		return op.fail(err)
+	}
+	lay, err := op.reduceLayout([]int{nb, k}, []int{1})
+	if err != nil {
+		return op.fail(err)
+	}
+	return op.done(op.reducePasses(passSpec{kind: kindSum, in: dt, acc: acc, out: outDt}, d, nil, lay, y))
+}

@@ -1,0 +1,17 @@
+package ops
+
+// SetLinBudget sets the linalg kernels' loop budget (small: steps split
+// into several dispatches) and returns the function that restores it.
+func SetLinBudget(n int) func() {
+	old := linBudget
+	linBudget = n
+	return func() { linBudget = old }
+}
+
+// SetVecdotChunk sets vecdot's elements per dispatch and returns the
+// function that restores it.
+func SetVecdotChunk(n int) func() {
+	old := vecdotChunk
+	vecdotChunk = n
+	return func() { vecdotChunk = old }
+}

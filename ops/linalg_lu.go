@@ -1,0 +1,467 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// LU factorization with partial pivoting, and what is built on it:
+// solve, inv, det and slogdet.
+
+func init() {
+	builtin("solve", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs("solve", in, 2); err != nil {
+			return nil, err
+		}
+		if err := tooMany("solve", out, 1); err != nil {
+			return nil, err
+		}
+		return Solve(o, in[0], in[1], outAt(out, 0))
+	})
+	builtin("inv", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs("inv", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("inv", out, 1); err != nil {
+			return nil, err
+		}
+		return Inv(o, in[0], outAt(out, 0))
+	})
+	builtin("det", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs("det", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("det", out, 1); err != nil {
+			return nil, err
+		}
+		return Det(o, in[0], outAt(out, 0))
+	})
+	builtin("slogdet", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := inputs("slogdet", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("slogdet", out, 2); err != nil {
+			return nil, err
+		}
+		return Slogdet(o, in[0], outAt(out, 0), outAt(out, 1))
+	})
+}
+
+// luFactors is the LU factorization of a stack of nb n×n matrices: lu
+// holds L (unit lower, below the diagonal) and U; piv holds, per matrix,
+// n+1 uints: perm[i], the row of the input that is row i of P·A, then the
+// parity of the row swaps.
+type luFactors struct {
+	lu, piv *tensor.Tensor
+	batch   []int
+	nb, n   int
+}
+
+// lu adds the dispatches that factor x (a stack of square float32 or
+// float64 matrices) into scratch tensors.
+func (op *Op) lu(x *tensor.Tensor) (*luFactors, error) {
+	dt := x.Dtype()
+	batch, n, err := op.square("x", x)
+	if err != nil {
+		return nil, err
+	}
+	f := &luFactors{batch: batch, nb: numel(batch), n: n}
+	if f.lu, err = op.temp(dt, []int{max(1, f.nb*n*n)}); err != nil {
+		return nil, err
+	}
+	if f.piv, err = op.temp(tensor.Uint32, []int{max(1, f.nb*(n+1))}); err != nil {
+		return nil, err
+	}
+	if f.nb == 0 {
+		return f, nil
+	}
+	t := glslType(dt)
+	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
+layout(std430, binding = 1) writeonly buffer A { %[2]s a[]; };
+layout(std430, binding = 2) writeonly buffer V { uint piv[]; };
+layout(push_constant) uniform P { uint total; uint n, nb; } p;
+%[3]svoid main() {
+	uint e = gid();
+	if (e >= p.total) {
+		return;
+	}
+	if (e < p.nb * p.n * p.n) {
+		a[e] = x[e];
+	}
+	if (e < p.nb * (p.n + 1u)) {
+		uint r = e %% (p.n + 1u);
+		piv[e] = r == p.n ? 0u : r;
+	}
+}
+`, localSize, t, indexGLSL)
+	src := x
+	if n == 0 {
+		src = f.lu // x is empty: bind something else
+	}
+	if err := op.elemGrid(init, []*tensor.Tensor{src, f.lu, f.piv}, max(f.nb*n*n, f.nb*(n+1)), uint32(n), uint32(f.nb)); err != nil {
+		return nil, err
+	}
+	sk := &stepKernel{
+		dt:   dt,
+		push: "uint n;",
+		decls: fmt.Sprintf(`layout(std430, binding = 0) coherent buffer A { %[1]s a[]; };
+layout(std430, binding = 1) coherent buffer V { uint piv[]; };
+shared %[1]s sv[WG];
+shared uint si[WG];
+`, t),
+		// The pivot is the first row of largest magnitude (NaNs are never
+		// chosen); the swap moves whole rows, LAPACK's getrf storage; a zero
+		// pivot (a singular matrix) leaves its column unscaled.
+		panel: fmt.Sprintf(`	uint n = p.n, base = b * n * n;
+	%[1]s best = %[1]s(-1);
+	uint bi = k;
+	for (uint i = k + tid; i < n; i += WG) {
+		%[1]s v = abs(a[base + i * n + k]);
+		if (v > best) {
+			best = v;
+			bi = i;
+		}
+	}
+	sv[tid] = best;
+	si[tid] = bi;
+%[2]s	uint pr = si[0];
+	if (pr != k) {
+		for (uint j = tid; j < n; j += WG) {
+			%[1]s t = a[base + k * n + j];
+			a[base + k * n + j] = a[base + pr * n + j];
+			a[base + pr * n + j] = t;
+		}
+		if (tid == 0u) {
+			uint pb = b * (n + 1u);
+			uint t = piv[pb + k];
+			piv[pb + k] = piv[pb + pr];
+			piv[pb + pr] = t;
+			piv[pb + n] ^= 1u;
+		}
+	}
+	memoryBarrierBuffer();
+	barrier();
+	%[1]s d = a[base + k * n + k];
+	if (d != %[1]s(0)) {
+		for (uint i = k + 1u + tid; i < n; i += WG) {
+			a[base + i * n + k] /= d;
+		}
+	}`, t, treeGLSL("if (sv[tid + s] > sv[tid] || (sv[tid + s] == sv[tid] && si[tid + s] < si[tid])) { sv[tid] = sv[tid + s]; si[tid] = si[tid + s]; }")),
+		update: `	uint n = p.n, base = b * n * n, m = n - k - 1u;
+	uint i = k + 1u + e / m, j = k + 1u + e % m;
+	a[base + i * n + j] -= a[base + i * n + k] * a[base + k * n + j];`,
+		stepK: "s", count: "(p.n - k - 1u) * (p.n - k - 1u)",
+		steps: n,
+		hostK: func(s int) int { return s }, hostCount: func(k int) int { return (n - k - 1) * (n - k - 1) },
+		panelCost:  func(k int) int { return 2*linCeil(n, linWG) + linCeil(n-k, linWG) },
+		updateCost: func(int) int { return 1 },
+	}
+	return f, op.runSteps(sk, f.nb, []*tensor.Tensor{f.lu, f.piv}, uint32(n))
+}
+
+// luSolve adds the dispatches that solve A·X = B for X, out, of shape
+// [batch..., n, k] (contiguous: batchOut matrices), by the factors f of
+// A: P·B (B, of batch shape bBatch, broadcast; b nil: the identity), then
+// forward substitution with L and backward with U. A's batch broadcasts
+// against batchOut too.
+func (op *Op) luSolve(f *luFactors, b *tensor.Tensor, bBatch []int, out *tensor.Tensor, batchOut []int, k int) error {
+	nbo, n := numel(batchOut), f.n
+	if nbo == 0 || n == 0 || k == 0 {
+		return nil
+	}
+	dt := out.Dtype()
+	t := glslType(dt)
+	ad, as := batchMap(f.batch, batchOut)
+	var bd, bs []int
+	if b != nil {
+		bd, bs = batchMap(bBatch, batchOut)
+	}
+	if 3+2*len(ad)+2*len(bd) > 32 {
+		return op.errorf("batch shapes %v and %v need too many dimensions after merging", f.batch, bBatch)
+	}
+	src := "(src == c ? " + t + "(1) : " + t + "(0))"
+	bdecl := ""
+	ts := []*tensor.Tensor{f.piv, out}
+	if b != nil {
+		src = "bb[bmap(bo) * p.n * p.k + src * p.k + c]"
+		bdecl = fmt.Sprintf("layout(std430, binding = 2) readonly buffer B { %s bb[]; };\n", t)
+		ts = append(ts, b)
+	}
+	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer V { uint piv[]; };
+layout(std430, binding = 1) writeonly buffer X { %s x[]; };
+%slayout(push_constant) uniform P { uint total; uint n, k;%s%s } p;
+%s%s%svoid main() {
+	uint e = gid();
+	if (e >= p.total) {
+		return;
+	}
+	uint c = e %% p.k, i = (e / p.k) %% p.n, bo = e / (p.k * p.n);
+	uint src = piv[amap(bo) * (p.n + 1u) + i];
+	x[e] = %s;
+}
+`, localSize, t, bdecl, mapPush("amap", len(ad)), mapPush("bmap", len(bd)), indexGLSL, mapGLSL("amap", len(ad)), condGLSL(b != nil, mapGLSL("bmap", len(bd))), src)
+	push := append([]any{uint32(n), uint32(k)}, mapVals(ad, as)...)
+	push = append(push, mapVals(bd, bs)...)
+	if err := op.elemGrid(init, ts, nbo*n*k, push...); err != nil {
+		return err
+	}
+	decls := fmt.Sprintf(`layout(std430, binding = 0) readonly buffer A { %s a[]; };
+layout(std430, binding = 1) coherent buffer X { %s x[]; };
+%s`, t, t, mapGLSL("amap", len(ad)))
+	pushDecl := "uint n, k;" + mapPush("amap", len(ad))
+	fwd := &stepKernel{
+		dt: dt, push: pushDecl, decls: decls,
+		update: `	uint n = p.n, kk = p.k, i = k + 1u + e / kk, c = e % kk;
+	uint xb = b * n * kk, ab = amap(b) * n * n;
+	x[xb + i * kk + c] -= a[ab + i * n + k] * x[xb + k * kk + c];`,
+		stepK: "s", count: "(p.n - k - 1u) * p.k",
+		steps: n,
+		hostK: func(s int) int { return s }, hostCount: func(kk int) int { return (n - kk - 1) * k },
+		panelCost: func(int) int { return 0 }, updateCost: func(int) int { return 1 },
+	}
+	bwd := &stepKernel{
+		dt: dt, push: pushDecl, decls: decls,
+		panel: `	uint n = p.n, kk = p.k, xb = b * n * kk, ab = amap(b) * n * n;
+	for (uint c = tid; c < kk; c += WG) {
+		x[xb + k * kk + c] /= a[ab + k * n + k];
+	}`,
+		update: `	uint n = p.n, kk = p.k, i = e / kk, c = e % kk;
+	uint xb = b * n * kk, ab = amap(b) * n * n;
+	x[xb + i * kk + c] -= a[ab + i * n + k] * x[xb + k * kk + c];`,
+		stepK: "p.n - 1u - s", count: "k * p.k",
+		steps: n,
+		hostK: func(s int) int { return n - 1 - s }, hostCount: func(kk int) int { return kk * k },
+		panelCost: func(int) int { return linCeil(k, linWG) }, updateCost: func(int) int { return 1 },
+	}
+	vals := append([]any{uint32(n), uint32(k)}, mapVals(ad, as)...)
+	ts = []*tensor.Tensor{f.lu, out}
+	if err := op.runSteps(fwd, nbo, ts, vals...); err != nil {
+		return err
+	}
+	return op.runSteps(bwd, nbo, ts, vals...)
+}
+
+func condGLSL(c bool, s string) string {
+	if c {
+		return s
+	}
+	return ""
+}
+
+// Solve prepares the solution x of a·x = b ("solve"), for a stack of
+// square matrices a [..., n, n] and b [..., n, k] (the batch dimensions
+// broadcast), or b [n], a vector (the array API standard's 2023.12 rule:
+// only a 1-D b is a vector), which gives x [..., n]. float32 and float64;
+// a and b of one dtype.
+//
+// It factors a by LU with partial pivoting (one workgroup per matrix; the
+// steps of large matrices over several dispatches) and substitutes. A
+// singular matrix is no error: its x holds Inf or NaN (NumPy raises
+// LinAlgError). out must not share memory with a or b.
+func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "solve", a, b)
+	if err != nil {
+		return nil, err
+	}
+	dt := a.Dtype()
+	if err := op.linFloat(dt); err != nil {
+		return op.fail(err)
+	}
+	if b.Dtype() != dt {
+		return op.fail(op.errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype()))
+	}
+	aBatch, n, err := op.square("a", a)
+	if err != nil {
+		return op.fail(err)
+	}
+	bs := b.Shape()
+	vector := len(bs) == 1
+	var bBatch []int
+	k := 1
+	switch {
+	case vector:
+		if bs[0] != n {
+			return op.fail(op.errorf("b has shape %v, a %v: b's length must be n = %d", bs, a.Shape(), n))
+		}
+	case len(bs) < 2:
+		return op.fail(op.errorf("b is 0-d: want [n] or [..., n, k]"))
+	default:
+		if bs[len(bs)-2] != n {
+			return op.fail(op.errorf("b has shape %v, a %v: b's rows must be n = %d", bs, a.Shape(), n))
+		}
+		bBatch, k = bs[:len(bs)-2], bs[len(bs)-1]
+	}
+	batch, err := broadcastShapes("solve", aBatch, bBatch)
+	if err != nil {
+		return op.fail(err)
+	}
+	shape := append(append([]int(nil), batch...), n)
+	if !vector {
+		shape = append(shape, k)
+	}
+	x, err := op.output(out, dt, shape)
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	if numel(shape) == 0 {
+		return op, nil
+	}
+	f, err := op.lu(a)
+	if err != nil {
+		return op.fail(err)
+	}
+	return op.done(op.luSolve(f, b, bBatch, x, batch, k))
+}
+
+// Inv prepares the inverse of each square matrix of x [..., n, n]
+// ("inv"): float32 and float64. It solves x·y = I by LU with partial
+// pivoting; a singular matrix gives Inf or NaN entries, not an error
+// (NumPy raises LinAlgError). out must not share memory with x.
+func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "inv", x)
+	if err != nil {
+		return nil, err
+	}
+	if err := op.linFloat(x.Dtype()); err != nil {
+		return op.fail(err)
+	}
+	batch, n, err := op.square("x", x)
+	if err != nil {
+		return op.fail(err)
+	}
+	y, err := op.output(out, x.Dtype(), x.Shape())
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	if numel(batch) == 0 || n == 0 {
+		return op, nil
+	}
+	f, err := op.lu(x)
+	if err != nil {
+		return op.fail(err)
+	}
+	return op.done(op.luSolve(f, nil, nil, y, batch, n))
+}
+
+// Det prepares the determinant of each square matrix of x [..., n, n]
+// ("det"), shape [...]: float32 and float64. It is the product of U's
+// diagonal of the LU factorization with partial pivoting, signed by the
+// permutation; a singular matrix gives 0 (or a tiny number, as LAPACK's);
+// an empty matrix 1.
+func Det(o Owner, x, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "det", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.detOp(x, false, out, nil))
+}
+
+// Slogdet prepares the sign and the natural logarithm of the absolute
+// value of the determinant of each square matrix of x [..., n, n]
+// ("slogdet": two outputs, shape [...] each, x's dtype). A singular
+// matrix gives sign 0 and logabsdet -Inf, as NumPy; an empty matrix 1 and
+// 0. float32 and float64.
+func Slogdet(o Owner, x, sign, logabs *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "slogdet", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.detOp(x, true, sign, logabs))
+}
+
+func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error {
+	dt := x.Dtype()
+	if err := op.linFloat(dt); err != nil {
+		return err
+	}
+	batch, n, err := op.square("x", x)
+	if err != nil {
+		return err
+	}
+	y, err := op.output(out, dt, batch)
+	if err != nil {
+		return err
+	}
+	ts := []*tensor.Tensor{nil, nil, y}
+	if slog {
+		y2, err := op.output(out2, dt, batch)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, y2)
+	}
+	if err := op.noAlias(); err != nil {
+		return err
+	}
+	nb := numel(batch)
+	if nb == 0 {
+		return nil
+	}
+	if n > 60000 {
+		return op.errorf("matrices of %d rows: at most 60000", n)
+	}
+	f, err := op.lu(x)
+	if err != nil {
+		return err
+	}
+	ts[0], ts[1] = f.lu, f.piv
+	t := glslType(dt)
+	var body, decl, math string
+	if slog {
+		logf := "log"
+		negInf := "uintBitsToFloat(0xff800000u)"
+		if dt == tensor.Float64 {
+			logf, negInf, math = "logD", "packDouble2x32(uvec2(0u, 0xfff00000u))", mathF64
+		}
+		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer S { %[1]s sg[]; };\nlayout(std430, binding = 3) writeonly buffer L { %[1]s la[]; };\n", t)
+		body = fmt.Sprintf(`	%[1]s s = (piv[b * (n + 1u) + n] & 1u) != 0u ? %[1]s(-1) : %[1]s(1), l = %[1]s(0);
+	bool zero = false;
+	for (uint i = 0u; i < n; i++) {
+		%[1]s v = a[b * n * n + i * n + i];
+		if (v == %[1]s(0)) {
+			zero = true;
+		} else {
+			if (v < %[1]s(0)) {
+				s = -s;
+			}
+			l += %[2]s(abs(v));
+		}
+	}
+	if (zero) {
+		s = %[1]s(0);
+		l = %[3]s;
+	}
+	sg[b] = s;
+	la[b] = l;`, t, logf, negInf)
+	} else {
+		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer D { %s d[]; };\n", t)
+		body = fmt.Sprintf(`	%[1]s r = (piv[b * (n + 1u) + n] & 1u) != 0u ? %[1]s(-1) : %[1]s(1);
+	for (uint i = 0u; i < n; i++) {
+		r *= a[b * n * n + i * n + i];
+	}
+	d[b] = r;`, t)
+	}
+	src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) readonly buffer A { %s a[]; };
+layout(std430, binding = 1) readonly buffer V { uint piv[]; };
+%slayout(push_constant) uniform P { uint total; uint n; } p;
+%s%svoid main() {
+	uint b = gid();
+	if (b >= p.total) {
+		return;
+	}
+	uint n = p.n;
+%s
+}
+`, localSize, t, decl, indexGLSL, math, body)
+	return op.elemGrid(src, ts, nb, uint32(n))
+}

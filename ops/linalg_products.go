@@ -1,0 +1,310 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// The linalg extension's products and views: matrix_power, tensordot,
+// vecdot, outer, cross, diagonal, trace.
+
+func init() {
+	one := func(name string, n int, f func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error)) {
+		builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+			if err := inputs(name, in, n); err != nil {
+				return nil, err
+			}
+			if err := tooMany(name, out, 1); err != nil {
+				return nil, err
+			}
+			return f(o, in, at, outAt(out, 0))
+		})
+	}
+	one("matrix_power", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return MatrixPower(o, in[0], at.N, out)
+	})
+	one("tensordot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Tensordot(o, in[0], in[1], at.Axes, at.Axes2, out)
+	})
+	one("vecdot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		axis, err := axisAttr("vecdot", at.Axes, -1)
+		if err != nil {
+			return nil, err
+		}
+		return Vecdot(o, in[0], in[1], axis, out)
+	})
+	one("cross", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		axis, err := axisAttr("cross", at.Axes, -1)
+		if err != nil {
+			return nil, err
+		}
+		return Cross(o, in[0], in[1], axis, out)
+	})
+	one("outer", 2, func(o Owner, in []*tensor.Tensor, _ Attrs, out *tensor.Tensor) (*Op, error) {
+		return Outer(o, in[0], in[1], out)
+	})
+	one("diagonal", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Diagonal(o, in[0], at.Offset, out)
+	})
+	one("trace", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Trace(o, in[0], at.Offset, out)
+	})
+}
+
+// linProductDtype checks a dtype the products take: the numeric ones.
+func (op *Op) linProductDtype(a, b *tensor.Tensor) (tensor.Dtype, error) {
+	dt := a.Dtype()
+	if b != nil && b.Dtype() != dt {
+		return 0, op.errorf("mismatched dtypes: %v and %v (promote first)", dt, b.Dtype())
+	}
+	switch {
+	case dt == tensor.Complex64 || dt == tensor.Complex128:
+		return 0, op.errorf("complex dtypes (%v) are not supported yet", dt)
+	case dt == tensor.Bool || !dt.Valid():
+		return 0, op.unsupported(dt, "the numeric dtypes")
+	}
+	return dt, op.requireDtypes(dt, computeDtype(dt))
+}
+
+// matmulTemp adds c = a @ b for scratch c (matmul's output bookkeeping
+// undone: c is no output of the op).
+func (op *Op) matmulTemp(a, b, c *tensor.Tensor) error {
+	outs := op.outs
+	err := op.matmul(a, b, c, tiles{})
+	op.outs = outs
+	return err
+}
+
+// copyAll adds y = x, bit for bit (same element count).
+func (op *Op) copyAll(x, y *tensor.Tensor) error {
+	n := x.Len()
+	groups, err := op.grid(uint64(n), localSize)
+	if err != nil || n == 0 {
+		return err
+	}
+	return op.dispatch(gatherGLSL(x.Dtype(), 1), []*tensor.Tensor{x, y}, groups, uint32(n), uint32(n), uint32(1))
+}
+
+// MatrixPower prepares x raised to the integer power n, for each square
+// matrix of x [..., m, m] ("matrix_power"; Attrs.N): n = 0 is the identity,
+// n > 0 repeated squaring with matmul (about 2·log2(n) products), n < 0
+// the power -n of the inverse (Inv: float32 and float64 only). Dtypes: as
+// Matmul for n ≥ 0 (integers wrap). out must not share memory with x.
+func MatrixPower(o Owner, x *tensor.Tensor, n int, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "matrix_power", x)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := op.linProductDtype(x, nil)
+	if err != nil {
+		return op.fail(err)
+	}
+	if n < 0 {
+		if err := op.linFloat(dt); err != nil {
+			return op.fail(fmt.Errorf("%w (a negative power inverts)", err))
+		}
+	}
+	batch, m, err := op.square("x", x)
+	if err != nil {
+		return op.fail(err)
+	}
+	y, err := op.output(out, dt, x.Shape())
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	if x.Len() == 0 {
+		return op, nil
+	}
+	if n == 0 {
+		src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+layout(std430, binding = 0) writeonly buffer Y { %[2]s y[]; };
+layout(push_constant) uniform P { uint total; uint m; } p;
+%[3]svoid main() {
+	uint e = gid();
+	if (e < p.total) {
+		y[e] = %[2]s((e %% p.m) == ((e / p.m) %% p.m) ? 1 : 0);
+	}
+}
+`, localSize, glslType(dt), indexGLSL)
+		return op.done(op.elemGrid(src, []*tensor.Tensor{y}, x.Len(), uint32(m)))
+	}
+	cur := x
+	if n < 0 {
+		f, err := op.lu(x)
+		if err != nil {
+			return op.fail(err)
+		}
+		if cur, err = op.temp(dt, x.Shape()); err != nil {
+			return op.fail(err)
+		}
+		if err := op.luSolve(f, nil, nil, cur, batch, m); err != nil {
+			return op.fail(err)
+		}
+		n = -n
+	}
+	var acc *tensor.Tensor
+	for p := n; ; {
+		if p&1 == 1 {
+			if acc == nil {
+				acc = cur
+			} else {
+				t, err := op.temp(dt, x.Shape())
+				if err != nil {
+					return op.fail(err)
+				}
+				if err := op.matmulTemp(acc, cur, t); err != nil {
+					return op.fail(err)
+				}
+				acc = t
+			}
+		}
+		if p >>= 1; p == 0 {
+			break
+		}
+		t, err := op.temp(dt, x.Shape())
+		if err != nil {
+			return op.fail(err)
+		}
+		if err := op.matmulTemp(cur, cur, t); err != nil {
+			return op.fail(err)
+		}
+		cur = t
+	}
+	return op.done(op.copyAll(acc, y))
+}
+
+// normAxisList checks axes of a rank-r tensor: in range, none repeated;
+// returns them non-negative, in the given order.
+func (op *Op) normAxisList(what string, axes []int, r int) ([]int, error) {
+	out := make([]int, len(axes))
+	for i, a := range axes {
+		if a < -r || a >= r {
+			return nil, op.errorf("%s axis %d is out of range for %d dimensions", what, a, r)
+		}
+		if a < 0 {
+			a += r
+		}
+		if slices.Contains(out[:i], a) {
+			return nil, op.errorf("%s axes %v repeat axis %d", what, axes, a)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// gatherTo adds y = x's elements in the order of x's axes order (a
+// permutation of them): y, contiguous, of x.Len() elements.
+func (op *Op) gatherTo(x *tensor.Tensor, order []int, y *tensor.Tensor) error {
+	s, st := x.Shape(), contiguous(x.Shape())
+	dims, src := make([]int, len(order)), make([]int, len(order))
+	for i, a := range order {
+		dims[i], src[i] = s[a], st[a]
+	}
+	md, ms := merge(dims, contiguous(dims), src)
+	if len(md) > maxRank {
+		return op.errorf("%d dimensions after merging, at most %d", len(md), maxRank)
+	}
+	n := x.Len()
+	groups, err := op.grid(uint64(n), localSize)
+	if err != nil {
+		return err
+	}
+	push := []any{uint32(n)}
+	for _, v := range append(slices.Clone(md), ms[1]...) {
+		push = append(push, uint32(v))
+	}
+	return op.dispatch(gatherGLSL(x.Dtype(), len(md)), []*tensor.Tensor{x, y}, groups, push...)
+}
+
+// Tensordot prepares the tensor contraction of a and b over axesA of a
+// and axesB of b, paired in order ("tensordot"; Attrs.Axes and
+// Attrs.Axes2): out's shape is a's other axes then b's, and each paired
+// axis must have the same size (they do not broadcast). Empty axes give
+// the outer product. The numeric dtypes, a and b of one (integers wrap;
+// float16 sums in float32). It gathers a into [M, K] and b into [K, N],
+// multiplies with Matmul's kernel, and copies to out.
+func Tensordot(o Owner, a, b *tensor.Tensor, axesA, axesB []int, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "tensordot", a, b)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := op.linProductDtype(a, b)
+	if err != nil {
+		return op.fail(err)
+	}
+	as, bs := a.Shape(), b.Shape()
+	if len(axesA) != len(axesB) {
+		return op.fail(op.errorf("axes %v and %v: as many of each", axesA, axesB))
+	}
+	xa, err := op.normAxisList("x1", axesA, len(as))
+	if err != nil {
+		return op.fail(err)
+	}
+	xb, err := op.normAxisList("x2", axesB, len(bs))
+	if err != nil {
+		return op.fail(err)
+	}
+	K := 1
+	for i := range xa {
+		if as[xa[i]] != bs[xb[i]] {
+			return op.fail(op.errorf("contracted axes %d of %v and %d of %v differ in size", xa[i], as, xb[i], bs))
+		}
+		K *= as[xa[i]]
+	}
+	var freeA, freeB, shape []int
+	M, N := 1, 1
+	for i, d := range as {
+		if !slices.Contains(xa, i) {
+			freeA = append(freeA, i)
+			shape = append(shape, d)
+			M *= d
+		}
+	}
+	for i, d := range bs {
+		if !slices.Contains(xb, i) {
+			freeB = append(freeB, i)
+			shape = append(shape, d)
+			N *= d
+		}
+	}
+	y, err := op.output(out, dt, shape)
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.noAlias(); err != nil {
+		return op.fail(err)
+	}
+	if M*N == 0 {
+		return op, nil
+	}
+	if K == 0 {
+		return op.done(op.zeros(y))
+	}
+	a2, err := op.temp(dt, []int{M, K})
+	if err != nil {
+		return op.fail(err)
+	}
+	b2, err := op.temp(dt, []int{K, N})
+	if err != nil {
+		return op.fail(err)
+	}
+	c, err := op.temp(dt, []int{M, N})
+	if err != nil {
+		return op.fail(err)
+	}
+	if err := op.gatherTo(a, append(slices.Clone(freeA), xa...), a2); err != nil {
+		return op.fail(err)
+	}
+	if err := op.gatherTo(b, append(slices.Clone(xb), freeB...), b2); err != nil {
+		return op.fail(err)
+	}
+	if err := op.matmulTemp(a2, b2, c); err != nil {
+		return op.fail(err)
+	}
+	return op.done(op.copyAll(c, y))
+}
