@@ -46,6 +46,12 @@ type Attrs struct {
 	SrcStrides []int `json:"src_strides,omitempty"`
 	DstOffset  int   `json:"dst_offset,omitempty"`
 	DstStrides []int `json:"dst_strides,omitempty"`
+	// IncludeInitial is cumulative_sum's and cumulative_prod's: the result
+	// starts with the identity (one longer along the axis).
+	IncludeInitial bool `json:"include_initial,omitempty"`
+	// K is tril's and triu's diagonal offset (0: the main diagonal, > 0
+	// above it, < 0 below).
+	K int `json:"k,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
