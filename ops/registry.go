@@ -199,6 +199,10 @@ func Prepare(o Owner, name string, in, out []*tensor.Tensor, at Attrs) (*Op, err
 // ones). The Op itself is closed before Call returns. For repeated work,
 // Prepare once and Run, Record or AddTo many times.
 func Call(ctx context.Context, o Owner, name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
+	if f := dynamicOp(name); f != nil {
+		// An output shape that depends on the data (dynamic.go).
+		return callDynamic(ctx, o, name, f, in, out, at)
+	}
 	op, err := Prepare(o, name, in, out, at)
 	if err != nil {
 		return nil, err

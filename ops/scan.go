@@ -134,7 +134,7 @@ func scan(o Owner, name string, kind scanKind, x *tensor.Tensor, axis *int, dtyp
 		return op.done(op.dispatch(scanOutSource(kind, acc, dtype, false, false), []*tensor.Tensor{y}, groups,
 			uint32(n), uint32(inner), uint32(1), uint32(total), uint32(incN)))
 	}
-	levels, err := op.scanLevels(scanSpec{kind: kind, in: dt, acc: acc, out: dtype}, x, outer*inner, n, inner)
+	levels, err := op.scanLevels(scanSpec{kind: kind, in: dt, acc: acc, out: dtype}, x, nil, outer*inner, n, inner)
 	if err != nil {
 		return op.fail(err)
 	}
@@ -160,17 +160,22 @@ type scanLevel struct {
 }
 
 // scanLevels dispatches the block scans of x, read as [rows/inner, n,
-// inner], level by level until one block covers a row. levels[0] scans x;
-// levels[i+1] scans the block totals of levels[i].
-func (op *Op) scanLevels(sp scanSpec, x *tensor.Tensor, rows, n, inner int) ([]scanLevel, error) {
+// inner], level by level until one block covers a row. levels[0] scans x
+// (into first when given, else a scratch tensor); levels[i+1] scans the
+// block totals of levels[i].
+func (op *Op) scanLevels(sp scanSpec, x, first *tensor.Tensor, rows, n, inner int) ([]scanLevel, error) {
 	var levels []scanLevel
 	src := x
 	for {
 		nb := (n + scanBlock - 1) / scanBlock
-		s, err := op.temp(sp.acc, []int{rows * n})
-		if err != nil {
-			return nil, err
+		s := first
+		if s == nil {
+			var err error
+			if s, err = op.temp(sp.acc, []int{rows * n}); err != nil {
+				return nil, err
+			}
 		}
+		first = nil
 		t, err := op.temp(sp.acc, []int{rows * nb})
 		if err != nil {
 			return nil, err
