@@ -110,6 +110,7 @@ from . import ops
 from .ops import synchronize
 from . import array_api
 from . import _array, _functions, _operators, _protocols, _ufuncs, _views
+from . import _advindex
 
 __all__ = [
     "Manager", "Tensor", "Sequence", "Timeline", "from_dlpack", "validation_messages",
@@ -136,5 +137,6 @@ _array.install(Tensor)
 _operators.install(Tensor)
 _protocols.install(Tensor)
 _views.install(Tensor)
+_advindex.install(Tensor)  # integer-array and mask keys on top of _views' basic ones
 _ufuncs.install(Tensor)
 _functions.install(Tensor)

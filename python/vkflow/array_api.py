@@ -154,3 +154,6 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
                             cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
                             stack, std, tile, unstack, var)
+# --- scans, nonzero, take, triangles and grids (vkflow._scanfuncs) ----------------------
+from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
+                         triu)
