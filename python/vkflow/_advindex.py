@@ -151,6 +151,11 @@ def _plan(x, key):
     view = _views.view_of(x, tuple(basic))
     axes = [a for a, _ in adv]
     idx = [t for _, t in adv]
+    try:
+        _numpy().broadcast_shapes(*[t.shape for t in idx])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         "shapes %s" % " ".join(str(t.shape) for t in idx)) from None
     if axes == list(range(axes[0], axes[0] + len(axes))):
         return view, idx, axes[0], None
     perm = axes + [a for a in range(view.ndim) if a not in axes]
