@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -55,10 +56,13 @@ func Compact(s *Stream, flags *tensor.Tensor) (*tensor.Tensor, error) {
 // indices [count], or coordinates [ndim, count].
 func (s *Stream) compact(name string, x, out *tensor.Tensor, flat bool) (*tensor.Tensor, error) {
 	if s == nil {
-		return nil, fmt.Errorf("ops.%s: nil Stream", name)
+		return nil, core.Invalid("ops.%s: nil Stream", name)
 	}
-	if x == nil || x.Closed() {
-		return nil, fmt.Errorf("ops.%s: input 0 is nil or closed", name)
+	if x == nil {
+		return nil, core.Invalid("ops.%s: input 0 is nil", name)
+	}
+	if x.Closed() {
+		return nil, core.Closed(fmt.Sprintf("ops.%s: input 0", name))
 	}
 	shape := x.Shape()
 	if !flat && len(shape) == 0 {

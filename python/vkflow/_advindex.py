@@ -25,7 +25,6 @@ Keys without arrays stay views (``vkflow._views``).
 """
 
 import builtins
-import numbers
 import operator
 
 from . import _views, ops
@@ -206,10 +205,7 @@ def setitem(self, key, value):
             value = ops.astype(value, self.dtype)
         elif _views._layout(value)[0] is base:  # overlapping: copy first, as NumPy does
             value = value.copy()
-    elif isinstance(value, numbers.Number) and not isinstance(value, bool) or _is_bool(value):
-        value = asarray(_numpy().asarray(value, dtype=self.dtype), device=self.device,
-                        copy=True)
-    else:
+    else:  # a copy: the caller may change its array once the assignment returns
         value = asarray(_numpy().asarray(value, dtype=self.dtype), device=self.device,
                         copy=True)
     if _is_whole(view):
