@@ -34,6 +34,11 @@
 // naming it; a dtype the device cannot compute in (float64 without
 // shaderFloat64, say) is ErrUnsupported naming the feature.
 //
+// An op whose output shape depends on its input's values (nonzero, and
+// Compact, the stream compaction under it) runs on a Stream as several
+// queued steps and reads only a count back to the host in between;
+// Stream.Call and Call run it by name, Prepare refuses it.
+//
 // Kernels are GLSL generated per op, dtype and layout, compiled through
 // package glsl (libshaderc, loaded at run time) and cached by source hash
 // in memory and on disk.

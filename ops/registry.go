@@ -71,12 +71,18 @@ type Attrs struct {
 	N      int    `json:"n,omitempty"`
 	Offset int    `json:"offset,omitempty"`
 	Axes2  []int  `json:"axes2,omitempty"`
+	// IncludeInitial is cumulative_sum's and cumulative_prod's: the result
+	// starts with the identity (one longer along the axis).
+	IncludeInitial bool `json:"include_initial,omitempty"`
+	// K is tril's and triu's diagonal offset (0: the main diagonal, > 0
+	// above it, < 0 below).
+	K int `json:"k,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
 // true, "perm": [1, 0], "dtype": "float16", "min": 0, "max": 6, "push":
-// "<base64>", "groups": [4, 1, 1], "descending": true, "side": "right"}.
-// Empty text is the zero Attrs. Unknown
+// "<base64>", "groups": [4, 1, 1], "descending": true, "side": "right",
+// "include_initial": true, "k": -1}. Empty text is the zero Attrs. Unknown
 // keys are an error.
 func ParseAttrs(text []byte) (Attrs, error) {
 	var a Attrs
@@ -219,6 +225,10 @@ func Prepare(o Owner, name string, in, out []*tensor.Tensor, at Attrs) (*Op, err
 // ones). The Op itself is closed before Call returns. For repeated work,
 // Prepare once and Run, Record or AddTo many times.
 func Call(ctx context.Context, o Owner, name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
+	if f := dynamicOp(name); f != nil {
+		// An output shape that depends on the data (dynamic.go).
+		return callDynamic(ctx, o, name, f, in, out, at)
+	}
 	op, err := Prepare(o, name, in, out, at)
 	if err != nil {
 		return nil, err

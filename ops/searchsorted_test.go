@@ -51,7 +51,7 @@ func checkSearch(t *testing.T, m *vkflow.Manager, x1, x2 arr, withSorter, right 
 	if withSorter {
 		in = append(in, ints(tensor.Int64, x1.shape, perm...).upload(t, m))
 	} else {
-		x1 = gatherRef(x1, 0, perm)
+		x1 = sortGatherRef(x1, 0, perm)
 		for k := range perm {
 			perm[k] = int64(k)
 		}

@@ -296,14 +296,14 @@ func (s *sorter) scanPlan(data *tensor.Tensor) (func() error, error) {
 	return func() error {
 		for i, l := range levels {
 			role := "scan" + string(rune('0'+i))
-			if err := s.step(role, scanSource, []*tensor.Tensor{l.data, l.sums}, l.groups, l.m, l.chunks); err != nil {
+			if err := s.step(role, sortScanSource, []*tensor.Tensor{l.data, l.sums}, l.groups, l.m, l.chunks); err != nil {
 				return err
 			}
 		}
 		for i := len(levels) - 2; i >= 0; i-- {
 			l := levels[i]
 			role := "add" + string(rune('0'+i))
-			if err := s.step(role, scanAddSource, []*tensor.Tensor{l.data, l.sums}, l.add, l.m); err != nil {
+			if err := s.step(role, sortScanAddSource, []*tensor.Tensor{l.data, l.sums}, l.add, l.m); err != nil {
 				return err
 			}
 		}

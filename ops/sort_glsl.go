@@ -265,10 +265,10 @@ void main() {
 	return b.String()
 }
 
-// scanSource scans data[0:m) in place, exclusive, in chunks of
+// sortScanSource scans data[0:m) in place, exclusive, in chunks of
 // sortTile: chunk b's entries get the sum of the chunk's entries before
 // them, and sums[b] the chunk's total.
-func scanSource() string {
+func sortScanSource() string {
 	var b strings.Builder
 	b.WriteString("#version 450\n")
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", sortLocal)
@@ -309,9 +309,9 @@ void main() {
 	return b.String()
 }
 
-// scanAddSource adds sums[i / sortTile] to data[i]: the scanned totals of
+// sortScanAddSource adds sums[i / sortTile] to data[i]: the scanned totals of
 // the chunks before i's.
-func scanAddSource() string {
+func sortScanAddSource() string {
 	var b strings.Builder
 	b.WriteString("#version 450\n")
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)

@@ -74,9 +74,9 @@ func sortRef(x arr, axis int, descending bool) []int64 {
 	return out
 }
 
-// gatherRef is x's elements at argsort's indices: the sorted values, bit
+// sortGatherRef is x's elements at argsort's indices: the sorted values, bit
 // for bit.
-func gatherRef(x arr, axis int, perm []int64) arr {
+func sortGatherRef(x arr, axis int, perm []int64) arr {
 	shape := x.shape
 	if len(shape) == 0 {
 		shape = []int{1}
@@ -172,7 +172,7 @@ func checkSort(t *testing.T, m *vkflow.Manager, x arr, axis int, descending bool
 	require.NoError(t, err, msg)
 	vals := download(t, outs[0])
 	require.NoError(t, outs[0].Close())
-	want := gatherRef(x, ax, perm)
+	want := sortGatherRef(x, ax, perm)
 	if k := sameSorted(want, vals); k >= 0 {
 		require.Failf(t, "sort differs", "%s: at %d (of %d): want %v, got %v", msg, k, x.len(), want, vals)
 	}
@@ -248,7 +248,7 @@ func TestSortSpecials(t *testing.T) {
 			o, err = ops.Sort(m, x.upload(t, m), 0, c.desc, nil)
 			vals := run(t, o, err)
 			closeOut(t, o)
-			assert.Equal(t, -1, sameSorted(gatherRef(x, 0, c.want), vals), "%v descending %v: %v", dt, c.desc, vals.f)
+			assert.Equal(t, -1, sameSorted(sortGatherRef(x, 0, c.want), vals), "%v descending %v: %v", dt, c.desc, vals.f)
 		}
 	}
 }

@@ -146,6 +146,16 @@ func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tenso
 	if s == nil {
 		return nil, core.Invalid("ops: nil Stream")
 	}
+	if f := dynamicOp(name); f != nil {
+		return f(s, in, out, at)
+	}
+	return s.call(name, nil, in, out, at)
+}
+
+// call is Call of the registered op name, or, when build is set, of the
+// op build prepares (an internal step of a dynamic op; name is its cache
+// key's name, one no registered op has).
+func (s *Stream) call(name string, build Builder, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
 	d, err := core.Enter(s.owner)
 	if err != nil {
 		return nil, err
@@ -187,7 +197,13 @@ func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tenso
 		}
 		err = p.bind(in, outs)
 	} else {
-		op, perr := Prepare(s.owner, name, in, out, at)
+		var op *Op
+		var perr error
+		if build != nil {
+			op, perr = build(s.owner, in, out, at)
+		} else {
+			op, perr = Prepare(s.owner, name, in, out, at)
+		}
 		if perr != nil {
 			return nil, perr
 		}

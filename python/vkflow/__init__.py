@@ -110,7 +110,7 @@ from ._views import TensorView
 from . import ops
 from .ops import synchronize
 from . import array_api
-from . import _array, _functions, _methods, _operators, _protocols, _ufuncs, _views
+from . import _advindex, _array, _functions, _methods, _operators, _protocols, _ufuncs, _views
 
 __all__ = [
     "Manager", "Tensor", "DType", "Sequence", "Timeline", "from_dlpack", "validation_messages",
@@ -138,6 +138,7 @@ _array.install(Tensor)
 _operators.install(Tensor)
 _protocols.install(Tensor)
 _views.install(Tensor)
+_advindex.install(Tensor)  # integer-array and mask keys on top of _views' basic ones
 _ufuncs.install(Tensor)
 _functions.install(Tensor)
 _methods.install(Tensor)

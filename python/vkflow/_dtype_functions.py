@@ -154,9 +154,9 @@ class Info:
     capabilities, devices and dtypes (array API 2023.12)."""
 
     def capabilities(self):
-        """Boolean mask indexing is done through NumPy, not on the device, and
-        there are no functions with data-dependent output shapes."""
-        return {"boolean indexing": False, "data-dependent shapes": False}
+        """Boolean mask indexing runs on the device (vkflow._advindex), and
+        nonzero has a data-dependent output shape (its count is read back)."""
+        return {"boolean indexing": True, "data-dependent shapes": True}
 
     def default_device(self):
         """vkflow.default_device(): the process-wide Manager."""

@@ -25,7 +25,7 @@ import builtins
 import math
 import operator
 
-from . import _functions, _views, ops
+from . import _functions, _scanfuncs, _views, ops
 from ._dtypes import _kind, _numpy
 from ._tensor import Tensor
 
@@ -311,42 +311,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     return ops.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
-def _sum_dtype(dtype):
-    k = _kind(dtype)
-    if k == "f":
-        return dtype
-    return "uint64" if str(dtype).startswith("uint") else "int64"
-
-
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running sums along axis (may be None only for a 1-d x); dtype: the
-    result's (default: int64 for signed ints and bool, uint64 for unsigned,
-    x's for floats); include_initial puts a 0 first (the axis grows by one).
-    A log-step scan on the device: ceil(log2(n)) rounds of adds over
-    shifted views."""
-    _tensor(x, "cumulative_sum")
-    if axis is None:
-        if x.ndim != 1:
-            raise ValueError("cumulative_sum: axis may be None only for a 1-d array, the array "
-                             "has shape %r" % (x.shape,))
-        axis = 0
-    if x.ndim == 0:
-        raise ValueError("cumulative_sum: the array must have at least one dimension")
-    axis = _axis(axis, x.ndim)
-    dtype = _sum_dtype(x.dtype) if dtype is None else _numpy().dtype(dtype).name
-    acc = ops.astype(x, dtype, copy=True)  # a new tensor (cast), no view
-    n = x.shape[axis]
-    head = (slice(None),) * axis
-    step = 1
-    while step < n and acc.size:
-        lo = _views.view_of(acc, head + (slice(None, n - step),)).contiguous()
-        hi = _views.view_of(acc, head + (slice(step, None),))
-        ops.add(hi, lo, out=hi)
-        step *= 2
-    if not include_initial:
-        return acc
-    shape = x.shape[:axis] + (n + 1,) + x.shape[axis + 1:]
-    out = x.device.tensor(shape, dtype=dtype)
-    if acc.size:
-        _views.assign(_views.view_of(out, head + (slice(1, None),)), acc)
-    return out
+    """Running sums along axis: the Go op cumulative_sum (a multi-pass scan
+    on the device; see vkflow._scanfuncs)."""
+    return _scanfuncs.cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)

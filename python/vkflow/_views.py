@@ -175,8 +175,8 @@ def view_of(t, key):
             norm.append(operator.index(k))
         except TypeError:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis "
-                             "(`None`) are valid indices for a vkflow.Tensor, not %s (arrays "
-                             "and masks index through numpy: numpy.asarray(t)[key])"
+                             "(`None`) are valid indices for a view, not %s (integer arrays "
+                             "and masks: t[key] gathers, see vkflow._advindex)"
                              % type(k).__name__) from None
     key = tuple(norm)
     nell = builtins.sum(1 for k in key if k is Ellipsis)

@@ -162,3 +162,6 @@ from ._sorting import argsort, searchsorted, sort  # noqa: E402,F401
 # --- the linalg extension (vkflow.linalg) -------------------------------------------------
 from . import linalg  # noqa: E402,F401
 from .linalg import tensordot, vecdot  # noqa: E402,F401
+# --- scans, nonzero, take, triangles and grids (vkflow._scanfuncs) ----------------------
+from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
+                         triu)
