@@ -165,3 +165,6 @@ from .linalg import tensordot, vecdot  # noqa: E402,F401
 # --- scans, nonzero, take, triangles and grids (vkflow._scanfuncs) ----------------------
 from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
                          triu)
+
+# --- set functions (vkflow._setfuncs) -----------------------------------------------------
+from ._setfuncs import unique_all, unique_counts, unique_inverse, unique_values  # noqa: E402,F401
