@@ -26,6 +26,7 @@ class TestDTypeObjects(unittest.TestCase):
                 self.assertEqual(hash(d), hash(name))
                 self.assertEqual(np.dtype(d), np.dtype(name))
                 self.assertEqual(d.itemsize, np.dtype(name).itemsize)
+                self.assertEqual(d.kind, np.dtype(name).kind)
                 self.assertEqual(repr(d), "vkflow." + name)
                 self.assertIs(pickle.loads(pickle.dumps(d)), d)
         self.assertEqual(xp.float32, np.float32)

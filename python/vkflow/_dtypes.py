@@ -45,6 +45,7 @@ class DType:
     """
 
     __slots__ = ("name", "itemsize")
+    # name and itemsize as NumPy's dtypes have them, and kind (below).
 
     def __init__(self, name, itemsize):
         self.name = name
@@ -75,6 +76,12 @@ class DType:
 
     def __reduce__(self):
         return (_dtype, (self.name,))
+
+    @property
+    def kind(self):
+        """NumPy's kind character: "b" bool, "i" signed, "u" unsigned
+        integer, "f" float, "c" complex."""
+        return self.name[0] if self.name[0] in "biuc" else "f"
 
     @property
     def dtype(self):

@@ -29,6 +29,10 @@ neg exp log sqrt tanh sigmoid relu`` (``negative``), ``clip``, ``cast`` and
 ``permute_dims``, the stable ``sort`` and ``argsort`` (``axis``,
 ``descending``) and ``searchsorted`` (``side``, ``sorter``). :func:`names` lists the ops the library has.
 
+Every other op of the library (the manipulation, scan, indexing, set and linalg ops) is a
+function of this module too, ``f(*inputs, out=None, **attrs)``, the same as :func:`call` with its
+name (a tuple for ops with several outputs).
+
 Registry: :func:`register` adds a GLSL (compiled now; an error carries the
 compiler's message and line) or SPIR-V kernel by name, :func:`call` runs any
 op by name with keyword attributes, :func:`unregister` removes a kernel.
@@ -389,3 +393,35 @@ def strided_copy(x, /, *, shape, src_offset=0, src_strides=None, out=None, dst_o
     use it; ``x`` and ``out`` must not share memory."""
     attrs = _strided_attrs(shape, src_offset, src_strides, dst_offset, dst_strides)
     return call("strided_copy", x, out=out, **attrs)
+
+
+# --- every other op of the library -------------------------------------------------
+
+# Ops with several outputs: the function returns a tuple of them.
+_OUTPUTS = {"qr": 2, "slogdet": 2, "eigh": 2, "svd": 3, "unique_all": 4, "unique_counts": 2,
+            "unique_inverse": 2}
+
+
+def _op_function(name):
+    n = _OUTPUTS.get(name, 1)
+
+    def f(*inputs, out=None, **attrs):
+        return call(name, *inputs, out=(None,) * n if out is None and n > 1 else out, **attrs)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = ("The library's op %r: call(%r, *inputs, out=out, **attrs) (see call; the op's "
+                 "attributes are its Go Attrs fields, docs/OPERATORS.md)." % (name, name))
+    return f
+
+
+def __getattr__(name):
+    """Each op of the library without a function above (the manipulation,
+    scan, indexing, set and linalg ops: see names()) is a function of this
+    module: ``vkflow.ops.concat(a, b, axis=0)`` is ``call("concat", a, b,
+    axis=0)``; ops with several outputs return a tuple."""
+    if not name.startswith("_") and name in names():
+        return _op_function(name)
+    raise AttributeError("module 'vkflow.ops' has no attribute %r" % name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(names()))
