@@ -168,6 +168,26 @@ class TestComplex(VkflowTest):
             with self.assertRaises(ValueError):
                 xp.max(t)
 
+    def test_transcendental_wiring(self):
+        # The complex math library (ops/complexmath_glsl.go) through the
+        # element-wise ops, on moderate values, against NumPy: the wiring,
+        # not the library's accuracy (its own tests hold that).
+        for dt in CX:
+            rtol = 1e-4 if dt == "complex64" else 1e-10
+            x = (randoms(dt, 64, seed=7) / 4).astype(dt)
+            t = self.arr(x)
+            for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
+                         "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh",
+                         "atanh"):
+                npf = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+                       "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}.get(
+                           name, getattr(np, name, None))
+                got = host(getattr(xp, name)(t))
+                self.assertEqual(got.dtype, np.dtype(dt), name)
+                np.testing.assert_allclose(got, npf(x), rtol=rtol, atol=rtol, err_msg=name)
+            np.testing.assert_allclose(host(t ** self.arr(x)), x ** x, rtol=rtol * 10,
+                                       err_msg="pow")
+
     def test_creation_and_dtype_functions(self):
         for dt in CX:
             for t in (xp.zeros((2, 3), dtype=dt, device=self.mgr),
