@@ -46,6 +46,15 @@ type Attrs struct {
 	SrcStrides []int `json:"src_strides,omitempty"`
 	DstOffset  int   `json:"dst_offset,omitempty"`
 	DstStrides []int `json:"dst_strides,omitempty"`
+	// FullMatrices: svd's full U and Vh (nil: true, as the array API).
+	FullMatrices *bool `json:"full_matrices,omitempty"`
+	// Rtol: pinv's and matrix_rank's relative cutoff of singular values
+	// (nil: max(M, N) * eps of the dtype).
+	Rtol *float64 `json:"rtol,omitempty"`
+	// Ord: matrix_norm's order ("fro", "nuc", "1", "-1", "2", "-2", "inf",
+	// "-inf"; "" is "fro") and vector_norm's (a number, "inf" or "-inf";
+	// "" is 2).
+	Ord string `json:"ord,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
