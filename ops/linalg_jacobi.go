@@ -93,6 +93,14 @@ type svdWork struct {
 	perm    *tensor.Tensor // uint32 [B, N]: perm[b][r] is the column of rank r
 }
 
+// jacobiHooks change the Jacobi kernel's plan, for tests: pairsPerGroup
+// caps the pairs per workgroup (so that small matrices take the step per
+// dispatch path of N > 512), mutate breaks the rotation (a wrong sign).
+var jacobiHooks struct {
+	pairsPerGroup int
+	mutate        bool
+}
+
 // jacobiPlan is how the Jacobi kernel covers a sweep.
 type jacobiPlan struct {
 	R, P, L int // lanes per pair, pairs per workgroup, workgroup size
@@ -121,6 +129,9 @@ func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
 		pl.R, pl.P = R, pairs
 	default:
 		pl.R, pl.P = R, jacobiLocal/R
+	}
+	if jacobiHooks.pairsPerGroup > 0 && pl.P > jacobiHooks.pairsPerGroup {
+		pl.P = jacobiHooks.pairsPerGroup
 	}
 	pl.L = pl.R * pl.P
 	pl.G = (pairs + pl.P - 1) / pl.P

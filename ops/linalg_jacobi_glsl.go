@@ -176,6 +176,10 @@ const %[1]s TOL = %[4]s;
 		al = sa[lid - r]; be = sb[lid - r]; ga = sg[lid - r];
 `)
 	}
+	wq := "s * x + c * y"
+	if jacobiHooks.mutate {
+		wq = "s * x - c * y"
+	}
 	fmt.Fprintf(&b, `		if (act && abs(ga) > TOL * sqrt(al) * sqrt(be)) {
 			%[1]s ze = (be - al) / (%[1]s(2) * ga);
 			%[1]s az = abs(ze);
@@ -187,9 +191,9 @@ const %[1]s TOL = %[4]s;
 					uint ip = wb + pc * p.M + i, iq = wb + qc * p.M + i;
 					%[1]s x = w[ip], y = w[iq];
 					w[ip] = c * x - s * y;
-					w[iq] = s * x + c * y;
+					w[iq] = %[2]s;
 				}
-`, a)
+`, a, wq)
 	if vectors {
 		fmt.Fprintf(&b, `				for (uint i = r; i < p.N; i += R) {
 					uint ip = vb + pc * p.N + i, iq = vb + qc * p.N + i;
