@@ -154,3 +154,6 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
                             cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
                             stack, std, tile, unstack, var)
+
+# --- the linalg extension (vkflow.linalg) ---------------------------------------------
+from . import linalg  # noqa: E402,F401
