@@ -117,6 +117,9 @@ func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) e
 		if err := op.noAlias(); err != nil {
 			return err
 		}
+		if y.Len() == 0 {
+			return nil
+		}
 		return op.zeros(y)
 	}
 	w, err := op.jacobi(x, true, false)
