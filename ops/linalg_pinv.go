@@ -131,7 +131,7 @@ func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) e
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(rankGLSL(w.acc, rtolType(rtolT), def, false), rankTensors(w, rtolT, d, false), B, uint32(B), uint32(N), rtolLen(rtolT)); err != nil {
+	if err := op.linRun(rankGLSL(w.acc, rtolType(rtolT), false), rankTensors(w, rtolT, d, false), B, uint32(B), uint32(N), rtolLen(rtolT), float32(def)); err != nil {
 		return err
 	}
 	// Not transposed: pinv = (V D) Wᵀ, Z[i][r] = V_ir d_r, then Z times
@@ -201,7 +201,7 @@ func (op *Op) matrixRank(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Ten
 	if err != nil {
 		return err
 	}
-	return op.linRun(rankGLSL(w.acc, rtolType(rtolT), def, true), rankTensors(w, rtolT, y, true), w.B, uint32(w.B), uint32(w.N), rtolLen(rtolT))
+	return op.linRun(rankGLSL(w.acc, rtolType(rtolT), true), rankTensors(w, rtolT, y, true), w.B, uint32(w.B), uint32(w.N), rtolLen(rtolT), float32(def))
 }
 
 func rtolType(t *tensor.Tensor) tensor.Dtype {
@@ -232,8 +232,9 @@ func rankTensors(w *svdWork, rtolT, y *tensor.Tensor, count bool) []*tensor.Tens
 
 // rankGLSL: per matrix, the cutoff rtol·σ_max and, for count, the number
 // of σ above it (int64 y[b]); else d[b][j] = 1/(σ_j² scale) above it,
-// 0 below. Bindings: s, perm, [scale (not count),] [rtol,] y. Push: B, N, rtol count.
-func rankGLSL(acc, rdt tensor.Dtype, def float64, count bool) string {
+// 0 below. Bindings: s, perm, [scale (not count),] [rtol,] y. Push: B, N,
+// rtol count, the rtol without a tensor.
+func rankGLSL(acc, rdt tensor.Dtype, count bool) string {
 	var b strings.Builder
 	dts := []tensor.Dtype{acc, tensor.Int64}
 	if rdt != 0 {
@@ -249,7 +250,7 @@ layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };
 		fmt.Fprintf(&b, "layout(std430, binding = 2) readonly buffer B2 { %s scale[]; };\n", a)
 		o = 3
 	}
-	rt := linLit(acc, def)
+	rt := a + "(p.rdef)"
 	if rdt != 0 {
 		fmt.Fprintf(&b, "layout(std430, binding = %d) readonly buffer BR { %s rt[]; };\n", o, glslType(rdt))
 		o++
@@ -260,7 +261,7 @@ layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };
 	} else {
 		fmt.Fprintf(&b, "layout(std430, binding = %d) writeonly buffer BO { %s y[]; };\n", o, a)
 	}
-	fmt.Fprintf(&b, `layout(push_constant) uniform P { uint B; uint N; uint nr; } p;
+	fmt.Fprintf(&b, `layout(push_constant) uniform P { uint B; uint N; uint nr; float rdef; } p;
 void main() {
 	uint b = gid();
 	if (b >= p.B) return;

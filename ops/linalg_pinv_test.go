@@ -111,6 +111,9 @@ func TestMatrixRank(t *testing.T) {
 		x := linTensor(t, m, dt, append(append(append([]float64{}, d...), d...), d...), []int{3, 3, 3})
 		r := 0.3
 		assert.Equal(t, []float64{2, 2, 2}, linRead(t, callOp(t, m, "matrix_rank", x, ops.Attrs{Rtol: &r})[0]))
+		r = 0 // a literal 0 once let the compiler drop a binding
+		assert.Equal(t, []float64{3, 3, 3}, linRead(t, callOp(t, m, "matrix_rank", x, ops.Attrs{Rtol: &r})[0]))
+		assert.Len(t, linRead(t, callOp(t, m, "pinv", x, ops.Attrs{Rtol: &r})[0]), 27)
 		rt := linTensor(t, m, dt, []float64{0.2, 0.3, 0.6}, []int{3})
 		assert.Equal(t, []float64{3, 2, 1}, linRead(t, callOp(t, m, "matrix_rank", x, ops.Attrs{}, rt)[0]))
 		// pinv with a per-matrix rtol: diag(1/4, 1/2, 1/1) cut to the kept
