@@ -227,7 +227,7 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 			return nil, err
 		}
 	}
-	if err := op.linGroups(jacobiNormsGLSL(acc), []*tensor.Tensor{w.W, w.s}, B*N, 64, uint32(B*N), uint32(M)); err != nil {
+	if err := op.linGroups(jacobiNormsGLSL(acc), []*tensor.Tensor{w.W, w.s}, B*N, uint32(B*N), uint32(M)); err != nil {
 		return nil, err
 	}
 	return w, op.linRun(jacobiSortGLSL(acc, eig), []*tensor.Tensor{w.s, w.perm}, B*N, uint32(B), uint32(N))

@@ -20,9 +20,9 @@ func (op *Op) linRun(src string, ts []*tensor.Tensor, n int, push ...any) error 
 	return op.dispatch(src, ts, groups, push...)
 }
 
-// linGroups adds a dispatch of src over ts with one workgroup of local
-// invocations per item of n (the item is wgid()).
-func (op *Op) linGroups(src string, ts []*tensor.Tensor, n, local int, push ...any) error {
+// linGroups adds a dispatch of src over ts with one workgroup
+// (of the kernel's local size) per item of n (the item is wgid()).
+func (op *Op) linGroups(src string, ts []*tensor.Tensor, n int, push ...any) error {
 	if n == 0 {
 		return nil
 	}

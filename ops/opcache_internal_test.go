@@ -29,6 +29,8 @@ func TestAttrsZeroCoversEveryField(t *testing.T) {
 			f.Set(reflect.New(f.Type().Elem()))
 		case reflect.Array:
 			f.Index(0).SetUint(1)
+		case reflect.String:
+			f.SetString("x")
 		default:
 			t.Fatalf("field %s: kind %v: extend this test", v.Type().Field(i).Name, f.Kind())
 		}
