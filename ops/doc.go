@@ -1,7 +1,10 @@
 // Package ops is vkflow's operator library: element-wise arithmetic with
 // NumPy broadcasting, casts, reductions along axes, matmul, softmax,
 // permutes, stable sorts (Sort, Argsort) and SearchSorted over tensors of
-// every dtype the op makes sense for, and a
+// every dtype the op makes sense for, the spectral linear algebra of the
+// array API's linalg extension over stacks of matrices (SVD, SVDVals,
+// Eigh, Eigvalsh, Pinv, MatrixRank, MatrixNorm, VectorNorm; one-sided
+// Jacobi, see linalg_jacobi.go), and a
 // registry where users add their own kernels by name, as GLSL compiled at
 // run time or as SPIR-V.
 //

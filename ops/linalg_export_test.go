@@ -15,3 +15,11 @@ func SetVecdotChunk(n int) func() {
 	vecdotChunk = n
 	return func() { vecdotChunk = old }
 }
+
+// SetJacobiHooks sets the Jacobi kernel's test hooks (see jacobiHooks)
+// and returns a function that restores them.
+func SetJacobiHooks(pairsPerGroup int, mutate bool) func() {
+	old := jacobiHooks
+	jacobiHooks.pairsPerGroup, jacobiHooks.mutate = pairsPerGroup, mutate
+	return func() { jacobiHooks = old }
+}

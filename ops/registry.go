@@ -77,6 +77,15 @@ type Attrs struct {
 	// K is tril's and triu's diagonal offset (0: the main diagonal, > 0
 	// above it, < 0 below).
 	K int `json:"k,omitempty"`
+	// FullMatrices: svd's full U and Vh (nil: true, as the array API).
+	FullMatrices *bool `json:"full_matrices,omitempty"`
+	// Rtol: pinv's and matrix_rank's relative cutoff of singular values
+	// (nil: max(M, N) * eps of the dtype).
+	Rtol *float64 `json:"rtol,omitempty"`
+	// Ord: matrix_norm's order ("fro", "nuc", "1", "-1", "2", "-2", "inf",
+	// "-inf"; "" is "fro") and vector_norm's (a number, "inf" or "-inf";
+	// "" is 2).
+	Ord string `json:"ord,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":

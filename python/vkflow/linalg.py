@@ -8,6 +8,9 @@ one op, not a loop on the host.
   (float16 and integer inputs are refused: cast to float32 first; complex
   dtypes are not supported yet). LU with partial pivoting (solve, inv,
   det, slogdet), right-looking Cholesky, Householder QR.
+* ``svd svdvals eigh eigvalsh pinv matrix_rank matrix_norm vector_norm``
+  (vkflow._linalg_spectral): one-sided Jacobi on the GPU, float32 and
+  float64.
 * ``tensordot vecdot outer cross trace diagonal matmul matrix_transpose``:
   every numeric dtype; two inputs of different dtypes promote by the
   standard's table first.
@@ -156,8 +159,6 @@ def matrix_transpose(x, /):
     return x.mT
 
 
-# --- the spectral functions (helper "linalgb": svd, eigh, norms, ...) --------------
-# One import line here adds them, e.g.:
-# from ._linalg_spectral import (eigh, eigvalsh, matrix_norm, matrix_rank, pinv,  # noqa: E402,F401
-#                                svd, svdvals, vector_norm)
-# --- end of the spectral functions ---------------------------------------------------
+# --- the spectral functions (vkflow._linalg_spectral: one-sided Jacobi) -----------
+from ._linalg_spectral import (eigh, eigvalsh, matrix_norm, matrix_rank, pinv,  # noqa: E402,F401
+                               svd, svdvals, vector_norm)

@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"slices"
+
+	"github.com/vkflow/vkflow/tensor"
+)
+
+func init() {
+	builtin("eigh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := inputs("eigh", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("eigh", out, 2); err != nil {
+			return nil, err
+		}
+		return Eigh(o, in[0], outAt(out, 0), outAt(out, 1))
+	})
+	builtin("eigvalsh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := inputs("eigvalsh", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("eigvalsh", out, 1); err != nil {
+			return nil, err
+		}
+		return Eigvalsh(o, in[0], outAt(out, 0))
+	})
+}
+
+// Eigh computes the eigenvalues (ascending, [..., N]) and eigenvectors
+// (as columns, [..., N, N]) of each symmetric matrix of x ([..., N, N];
+// "eigh", two outputs). Only the lower triangle is read, as NumPy's
+// default (UPLO='L'). Float32 and float64; float16 computes in float32.
+//
+// The method is one-sided Jacobi on A + σI, σ = ||A||_1 (see
+// linalg_jacobi.go), every matrix of the stack in the same dispatches:
+// eigenvectors orthonormal to about sqrt(N)·eps, eigenvalues within a
+// few eps·||A||_1. NaN in a matrix gives NaN in its results.
+func Eigh(o Owner, x, w, v *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "eigh", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.eigh(x, true, w, v))
+}
+
+// Eigvalsh computes the eigenvalues of each symmetric matrix of x,
+// ascending ("eigvalsh"); as Eigh without the vectors.
+func Eigvalsh(o Owner, x, w *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "eigvalsh", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.eigh(x, false, w, nil))
+}
+
+func (op *Op) eigh(x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) error {
+	if err := op.checkMatrices(x, true); err != nil {
+		return err
+	}
+	shape := x.Shape()
+	r := len(shape)
+	dt := x.Dtype()
+	W, err := op.output(w, dt, slices.Clone(shape[:r-1]))
+	if err != nil {
+		return err
+	}
+	var V *tensor.Tensor
+	if vectors {
+		if V, err = op.output(v, dt, slices.Clone(shape)); err != nil {
+			return err
+		}
+	}
+	if err := op.noAlias(); err != nil {
+		return err
+	}
+	if W.Len() == 0 {
+		return nil
+	}
+	wk, err := op.jacobi(x, vectors, true)
+	if err != nil {
+		return err
+	}
+	B, N := wk.B, wk.N
+	if err := op.linRun(svdValuesGLSL(wk.acc, dt, true), []*tensor.Tensor{wk.s, wk.perm, wk.scale, wk.shift, W}, B*N,
+		uint32(B), uint32(N)); err != nil {
+		return err
+	}
+	if !vectors {
+		return nil
+	}
+	return op.linPerm(dt, wk.V, wk.perm, V, true, B, N, N, N, N)
+}

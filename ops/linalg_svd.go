@@ -1,0 +1,250 @@
+package ops
+
+import (
+	"slices"
+
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+func init() {
+	builtin("svd", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := inputs("svd", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("svd", out, 3); err != nil {
+			return nil, err
+		}
+		full := at.FullMatrices == nil || *at.FullMatrices
+		return SVD(o, in[0], full, outAt(out, 0), outAt(out, 1), outAt(out, 2))
+	})
+	builtin("svdvals", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := inputs("svdvals", in, 1); err != nil {
+			return nil, err
+		}
+		if err := tooMany("svdvals", out, 1); err != nil {
+			return nil, err
+		}
+		return SVDVals(o, in[0], outAt(out, 0))
+	})
+}
+
+// checkMatrices checks the input of a linalg op: a stack of matrices
+// ([..., M, N]) of a real floating-point dtype the device computes in.
+func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
+	dt := x.Dtype()
+	switch {
+	case dt == tensor.Complex64 || dt == tensor.Complex128:
+		return core.Unsupported("ops.%s: complex dtypes (%v) are not supported yet", op.name, dt)
+	case !isFloat(dt):
+		return op.unsupported(dt, "float16 (computed in float32), float32, float64")
+	}
+	if err := op.requireDtypes(dt, computeDtype(dt)); err != nil {
+		return err
+	}
+	shape := x.Shape()
+	if len(shape) < 2 {
+		return op.errorf("input of shape %v: want a stack of matrices (at least 2 dimensions)", shape)
+	}
+	if r := len(shape); square && shape[r-1] != shape[r-2] {
+		return op.errorf("input of shape %v: want square matrices", shape)
+	}
+	return nil
+}
+
+// SVD computes the singular value decomposition x = U diag(S) Vh of each
+// matrix of x ([..., M, N]; "svd", Attrs.FullMatrices, default true):
+// U [..., M, M] and Vh [..., N, N] when full, else [..., M, K] and
+// [..., K, N] (K = min(M, N)); S [..., K] descending. Float32 and
+// float64; float16 computes in float32. U's and Vh's rows and columns
+// are orthonormal; where singular values are zero (and for the columns a
+// full U adds), U's columns complete an orthonormal basis (Gram-Schmidt,
+// twice, of pseudo-random vectors).
+//
+// One-sided Jacobi (Hestenes), every matrix of the stack in the same
+// dispatches (see linalg_jacobi.go); a wide matrix is decomposed as its
+// transpose. Accuracy: singular values within a few eps·S[0] (tested
+// against a CPU reference and NumPy's LAPACK), vectors orthogonal to
+// about sqrt(max(M, N))·eps. NaN in a matrix gives NaN in its results.
+// Completing U loops over M·(U's columns) per invocation, so svd
+// (but not svdvals) refuses matrices with M·M (full) or M·N past about
+// 3.8M elements.
+func SVD(o Owner, x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "svd", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.svd(x, full, u, s, vh))
+}
+
+func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
+	if err := op.checkMatrices(x, false); err != nil {
+		return err
+	}
+	shape := x.Shape()
+	r := len(shape)
+	batch, M0, N0 := shape[:r-2], shape[r-2], shape[r-1]
+	K := min(M0, N0)
+	uc, vr := K, K
+	if full {
+		uc, vr = M0, N0
+	}
+	dt := x.Dtype()
+	U, err := op.output(u, dt, append(slices.Clone(batch), M0, uc))
+	if err != nil {
+		return err
+	}
+	S, err := op.output(s, dt, append(slices.Clone(batch), K))
+	if err != nil {
+		return err
+	}
+	Vh, err := op.output(vh, dt, append(slices.Clone(batch), vr, N0))
+	if err != nil {
+		return err
+	}
+	if err := op.noAlias(); err != nil {
+		return err
+	}
+	B := numel(batch)
+	if B == 0 {
+		return nil
+	}
+	if K == 0 {
+		// U and Vh are identities (or empty).
+		for _, t := range []*tensor.Tensor{U, Vh} {
+			n := t.Shape()[r-1]
+			if err := op.linRun(linEyeGLSL(dt), []*tensor.Tensor{t}, t.Len(), uint32(t.Len()), uint32(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	w, err := op.jacobi(x, true, false)
+	if err != nil {
+		return err
+	}
+	M, N := w.M, w.N
+	Mc := N
+	if full {
+		Mc = M
+	}
+	if err := op.svdValues(w, S); err != nil {
+		return err
+	}
+	uw, err := op.svdU(w, Mc)
+	if err != nil {
+		return err
+	}
+	if !w.trans {
+		if err := op.linPerm(dt, uw, nil, U, true, B, M, Mc, Mc, N); err != nil {
+			return err
+		}
+		return op.linPerm(dt, w.V, w.perm, Vh, false, B, N, N, N, N)
+	}
+	if err := op.linPerm(dt, w.V, w.perm, U, true, B, N, N, N, N); err != nil {
+		return err
+	}
+	return op.linPerm(dt, uw, nil, Vh, false, B, M, Mc, Mc, N)
+}
+
+// svdValues writes the singular values, descending, into S.
+func (op *Op) svdValues(w *svdWork, S *tensor.Tensor) error {
+	return op.linRun(svdValuesGLSL(w.acc, w.dt, false), []*tensor.Tensor{w.s, w.perm, w.scale, S}, w.B*w.N,
+		uint32(w.B), uint32(w.N))
+}
+
+// svdU builds the work matrix's U, Mc columns of M (columns one after
+// another, in rank order): w_j / σ_j, then Gram-Schmidt completion of the
+// columns of zero σ and those past N.
+func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
+	B, M, N := w.B, w.M, w.N
+	lc := 64
+	if M > 128 {
+		lc = 256
+	}
+	rows, cols := (M+lc-1)/lc, (Mc+lc-1)/lc
+	cost := 3*rows + 2*(cols*M+rows*Mc) + 16
+	if cost > jacobiHardCap {
+		return nil, core.Unsupported("ops.%s: %d×%d matrices: completing U (%d×%d) is past what one dispatch covers", op.name, w.M0, w.N0, M, Mc)
+	}
+	uw, err := op.temp(w.acc, []int{B * Mc * M})
+	if err != nil {
+		return nil, err
+	}
+	need, err := op.temp(tensor.Uint32, []int{B * Mc})
+	if err != nil {
+		return nil, err
+	}
+	coef, err := op.temp(w.acc, []int{B * Mc})
+	if err != nil {
+		return nil, err
+	}
+	thresh := 1e-15
+	if w.acc == tensor.Float64 {
+		thresh = 1e-140
+	}
+	if err := op.linRun(svdUGLSL(w.acc, thresh), []*tensor.Tensor{w.W, w.s, w.perm, uw, need}, B*Mc*M,
+		uint32(B), uint32(M), uint32(N), uint32(Mc)); err != nil {
+		return nil, err
+	}
+	per := max(1, jacobiBudget/cost)
+	groups, err := op.grid(uint64(B), 1)
+	if err != nil {
+		return nil, err
+	}
+	k := &repeated{src: svdCompleteGLSL(w.acc, lc), ts: []*tensor.Tensor{uw, need, coef}, groups: groups}
+	for c0 := 0; c0 < Mc; c0 += per {
+		if err := op.again(k, uint32(B), uint32(M), uint32(Mc), uint32(c0), uint32(min(Mc, c0+per))); err != nil {
+			return nil, err
+		}
+	}
+	return uw, nil
+}
+
+// linPerm writes out[b] from the k vectors of n elements of src[b] (each
+// matrix of cnt vectors), the r-th being vector perm[b*N + r] (or r
+// without perm): as out's columns (transposed: out[b][i][r]) or rows
+// (out[b][r][i]).
+func (op *Op) linPerm(dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed bool, B, n, k, cnt, N int) error {
+	ts := []*tensor.Tensor{src}
+	if perm != nil {
+		ts = append(ts, perm)
+	}
+	ts = append(ts, out)
+	return op.linRun(linPermGLSL(src.Dtype(), dt, transposed, perm != nil), ts, B*k*n,
+		uint32(B), uint32(n), uint32(k), uint32(cnt), uint32(N))
+}
+
+// SVDVals computes the singular values of each matrix of x, descending
+// ("svdvals"): [..., K] for x [..., M, N], K = min(M, N). As SVD without
+// the vectors (whose rotations it skips).
+func SVDVals(o Owner, x *tensor.Tensor, out *tensor.Tensor) (*Op, error) {
+	op, err := newOp(o, "svdvals", x)
+	if err != nil {
+		return nil, err
+	}
+	return op.done(op.svdvals(x, out))
+}
+
+func (op *Op) svdvals(x *tensor.Tensor, out *tensor.Tensor) error {
+	if err := op.checkMatrices(x, false); err != nil {
+		return err
+	}
+	shape := x.Shape()
+	r := len(shape)
+	S, err := op.output(out, x.Dtype(), append(slices.Clone(shape[:r-2]), min(shape[r-2], shape[r-1])))
+	if err != nil {
+		return err
+	}
+	if err := op.noAlias(); err != nil {
+		return err
+	}
+	if S.Len() == 0 {
+		return nil
+	}
+	w, err := op.jacobi(x, false, false)
+	if err != nil {
+		return err
+	}
+	return op.svdValues(w, S)
+}
