@@ -148,6 +148,14 @@ class TestManipulation(ArrayTest):
                     a = values(shape, dtype)
                     self.check(xp.cumulative_sum(self.vk(a), **kw), np_cumsum(a, **kw))
 
+    def test_join_many(self):
+        """More arrays than one library call takes (64): joined in groups."""
+        parts = [values((2, 3), "float32") + i for i in range(150)]
+        ts = [self.vk(p) for p in parts]
+        self.check(xp.concat(ts, axis=1), np.concatenate(parts, axis=1))
+        self.check(xp.stack(ts, axis=1), np.stack(parts, axis=1))
+        self.check(xp.stack(ts), np.stack(parts))
+
     def test_views_share_memory(self):
         """squeeze, expand_dims, flip, moveaxis, broadcast_to and unstack are
         views; concat, roll, tile and repeat are new tensors."""

@@ -117,8 +117,11 @@ class TestPromotion(VkflowTest):
             self.vk(np.uint64([1])) + self.vk(np.int64([1]))
         with self.assertRaisesRegex(TypeError, "bool.*int8"):
             self.vk(np.bool_([True, False])) & i8
-        with self.assertRaisesRegex(TypeError, "matmul does not promote"):
-            self.vk(np.float32([[1]])) @ self.vk(np.float64([[1]]))
+        # matmul promotes too (the standard's rule for every binary op).
+        self.check(self.vk(np.float32([[1.5]])) @ self.vk(np.float64([[2]])), np.float64([[3]]),
+                   "float32 @ float64")
+        with self.assertRaisesRegex(TypeError, "no promotion"):
+            self.vk(np.float32([[1]])) @ self.vk(np.int32([[1]]))
         # Python scalars keep their rule: they take the tensor's dtype.
         self.check(i8 + 1, np.int8([-2, 101]), "int8 + 1")
         with self.assertRaises(OverflowError):

@@ -81,7 +81,26 @@ def concat(arrays, /, *, axis=0):
         if any(a != b for k, (a, b) in enumerate(zip(x.shape, arrays[0].shape)) if k != axis):
             raise ValueError("concat: shapes %r and %r differ outside axis %d"
                              % (arrays[0].shape, x.shape, axis))
-    return ops.call("concat", *arrays, axis=axis)
+    return _join("concat", arrays, axis)
+
+
+# The most inputs one library call takes (vkflow_op_call's limit).
+_MAX_INPUTS = 64
+
+
+def _join(name, arrays, axis):
+    """The op name ("concat" or "stack") over arrays: one call, or, past
+    _MAX_INPUTS arrays, one per group of them, then a concat of the groups'
+    results along axis (for both: stacked groups join along the new axis)."""
+    if len(arrays) <= _MAX_INPUTS:
+        return ops.call(name, *arrays, axis=axis)
+    parts = [ops.call(name, *arrays[i:i + _MAX_INPUTS], axis=axis)
+             for i in range(0, len(arrays), _MAX_INPUTS)]
+    try:
+        return _join("concat", parts, axis)
+    finally:
+        for p in parts:
+            p.close()
 
 
 def stack(arrays, /, *, axis=0):
@@ -91,7 +110,7 @@ def stack(arrays, /, *, axis=0):
     if any(x.shape != arrays[0].shape for x in arrays):
         raise ValueError("stack: the arrays must have one shape, not %s"
                          % ", ".join(str(x.shape) for x in arrays))
-    return ops.call("stack", *arrays, axis=_axis(axis, arrays[0].ndim + 1))
+    return _join("stack", arrays, _axis(axis, arrays[0].ndim + 1))
 
 
 def unstack(x, /, *, axis=0):

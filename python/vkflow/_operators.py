@@ -180,11 +180,10 @@ def _apply(self, stem, other, reflected=False, inplace=False):
             raise TypeError("operator %s: %s and %s: the dtypes have no promotion (the array API "
                             "standard promotes within a kind only; cast one with astype)"
                             % (sym, _describe(pair[0]), _describe(pair[1])))
-        if cat == "matmul" or (inplace and promoted != self.dtype):
-            raise TypeError("operator %s: %s and %s: %s (cast one with astype)"
-                            % (sym, _describe(pair[0]), _describe(pair[1]),
-                               "matmul does not promote" if cat == "matmul" else
-                               "the %s result cannot be stored in place" % promoted))
+        if inplace and promoted != self.dtype:
+            raise TypeError("operator %s: %s and %s: the %s result cannot be stored in place "
+                            "(cast one with astype)"
+                            % (sym, _describe(pair[0]), _describe(pair[1]), promoted))
         dtype = promoted
     k = _kind(dtype)
     if k == "b" and (cat in ("arith", "bitwise", "shift")):
@@ -200,6 +199,11 @@ def _apply(self, stem, other, reflected=False, inplace=False):
     if oshape is not None and cat != "matmul":
         shape = _broadcast(*((oshape, self.shape) if reflected else (self.shape, oshape)), sym)
     args = (value, self) if reflected else (self, value)
+    if cat == "matmul" and not python:
+        # The Go matmul takes one dtype: the promoted one (a cast on the
+        # device where an operand differs).
+        args = tuple(a if getattr(a, "dtype", dtype) == dtype else ops.astype(a, dtype)
+                     for a in args)
     if stem == "pow" and k == "i" and _check_pow(args[1]):
         raise ValueError("operator %s: integers to negative integer powers are not allowed"
                          % sym)

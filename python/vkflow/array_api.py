@@ -60,7 +60,7 @@ _FROM_OPS = {
     "abs", "negative", "exp", "log", "sqrt", "tanh",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "mean", "max", "min", "argmax", "matmul", "permute_dims",
+    "mean", "max", "min", "argmax", "permute_dims",
     "where", "clip",
     "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round",
     "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
@@ -163,7 +163,7 @@ from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # n
 from ._sorting import argsort, searchsorted, sort  # noqa: E402,F401
 # --- the linalg extension (vkflow.linalg) -------------------------------------------------
 from . import linalg  # noqa: E402,F401
-from .linalg import tensordot, vecdot  # noqa: E402,F401
+from .linalg import matmul, tensordot, vecdot  # noqa: E402,F401
 # --- scans, nonzero, take, triangles and grids (vkflow._scanfuncs) ----------------------
 from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
                          triu)
