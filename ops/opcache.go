@@ -202,7 +202,8 @@ func opKey(name string, gen uint64, in, out []*tensor.Tensor, at Attrs) (string,
 func (at *Attrs) zero() bool {
 	return at.Axes == nil && !at.KeepDims && at.Perm == nil && at.Dtype == 0 && at.Min == nil &&
 		at.Max == nil && at.Push == nil && at.Groups == [3]uint32{} && at.Shape == nil &&
-		at.SrcOffset == 0 && at.SrcStrides == nil && at.DstOffset == 0 && at.DstStrides == nil
+		at.SrcOffset == 0 && at.SrcStrides == nil && at.DstOffset == 0 && at.DstStrides == nil &&
+		at.N == 0 && at.S == nil && at.Norm == ""
 }
 
 // opCache is a bounded LRU of prepared ops. Its Stream's lock guards it.

@@ -46,6 +46,13 @@ type Attrs struct {
 	SrcStrides []int `json:"src_strides,omitempty"`
 	DstOffset  int   `json:"dst_offset,omitempty"`
 	DstStrides []int `json:"dst_strides,omitempty"`
+	// N is a 1-d FFT's length along its axis (0: the default), S an
+	// n-dimensional FFT's lengths along its axes (nil: the default; -1:
+	// the axis's length), Norm the FFTs' normalization ("backward" or "",
+	// "ortho", "forward").
+	N    int    `json:"n,omitempty"`
+	S    []int  `json:"s,omitempty"`
+	Norm string `json:"norm,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
