@@ -24,7 +24,8 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
 * the manipulation functions ``concat stack unstack squeeze expand_dims
   flip moveaxis broadcast_to broadcast_arrays roll tile repeat`` and
   ``argmin var std cumulative_sum`` (vkflow._manipulation: on the device,
-  from the Go op library's ops; ``concat``/``stack`` promote dtypes).
+  from the Go op library's ops; ``concat``/``stack`` promote dtypes);
+* the ``fft`` extension: ``xp.fft`` is :mod:`vkflow.fft`.
 
 Element-wise functions promote mixed dtypes by the standard's table (within
 a kind: bool, integers, floats; the Go op library's ops.ResultType, which
@@ -154,3 +155,6 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
                             cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
                             stack, std, tile, unstack, var)
+
+# --- the fft extension (vkflow.fft) -------------------------------------------------------
+from . import fft  # noqa: E402,F401
