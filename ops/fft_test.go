@@ -295,3 +295,10 @@ func TestFFTStream(t *testing.T) {
 		require.NoError(t, outs[0].Close())
 	}
 }
+
+// TestFFTParseAttrs: the C API's and Python's JSON keys for the FFTs.
+func TestFFTParseAttrs(t *testing.T) {
+	at, err := ops.ParseAttrs([]byte(`{"n": 8, "s": [4, -1], "norm": "ortho", "axes": [0, -1]}`))
+	require.NoError(t, err)
+	assert.Equal(t, ops.Attrs{N: 8, S: []int{4, -1}, Norm: "ortho", Axes: []int{0, -1}}, at)
+}

@@ -57,8 +57,8 @@ type Attrs struct {
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
 // true, "perm": [1, 0], "dtype": "float16", "min": 0, "max": 6, "push":
-// "<base64>", "groups": [4, 1, 1]}. Empty text is the zero Attrs. Unknown
-// keys are an error.
+// "<base64>", "groups": [4, 1, 1], "n": 8, "s": [4, -1], "norm": "ortho"}.
+// Empty text is the zero Attrs. Unknown keys are an error.
 func ParseAttrs(text []byte) (Attrs, error) {
 	var a Attrs
 	if len(text) == 0 {
