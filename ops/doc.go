@@ -1,8 +1,8 @@
 // Package ops is vkflow's operator library: element-wise arithmetic with
 // NumPy broadcasting, casts, reductions along axes, matmul, softmax,
 // discrete Fourier transforms (fft.go) and permutes over tensors of every
-// dtype the op makes sense for, and a registry where users add their own kernels by name, as GLSL compiled at
-// run time or as SPIR-V.
+// dtype the op makes sense for, and a registry where users add their own
+// kernels by name, as GLSL compiled at run time or as SPIR-V.
 //
 // An op is prepared once over its tensors (Prepare, or the typed
 // functions such as Add and Matmul) and gives an *Op: its pipelines and
