@@ -76,12 +76,21 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 	if uint64(rows)*uint64(l) >= 1<<32 || uint64(outer)*uint64(max(m, sp.nout))*uint64(inner) >= 1<<32 {
 		return op.errorf("%d transforms of length %d exceed 2^32 elements of work", rows, l)
 	}
-	a, err := op.temp(fb.cd, []int{rows * l})
-	if err != nil {
-		return err
+	// Work buffers for the results between dispatches: one pass per
+	// factor (one for length 1), twice for Bluestein; the first reads x
+	// and the last writes y.
+	dispatches := max(1, len(factors))
+	if blue {
+		dispatches *= 2
 	}
-	var bb *tensor.Tensor
-	if len(factors) > 0 {
+	var a, bb *tensor.Tensor
+	var err error
+	if dispatches > 1 {
+		if a, err = op.temp(fb.cd, []int{rows * l}); err != nil {
+			return err
+		}
+	}
+	if dispatches > 2 {
 		if bb, err = op.temp(fb.cd, []int{rows * l}); err != nil {
 			return err
 		}
@@ -96,82 +105,72 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 			return err
 		}
 	}
-	// Load.
+	realIn := !x.Dtype().IsComplex()
 	nread := min(m, sp.n)
 	if sp.herm {
 		nread = min(m, sp.n/2+1)
 	}
-	total := uint64(rows) * uint64(l)
-	groups, err := op.grid(total, localSize)
-	if err != nil {
-		return err
-	}
-	ts := []*tensor.Tensor{x, a}
-	if blue {
-		ts = append(ts, chirp)
-	}
-	realIn := !x.Dtype().IsComplex()
-	if err := op.dispatch(fftLoadSource(fb.cd, realIn, sp.herm, blue), ts, groups,
-		uint32(total), uint32(l), uint32(m), uint32(nread), uint32(inner), uint32(sp.n)); err != nil {
-		return err
-	}
-	// Passes: the transform of length l, twice around the filter for
-	// Bluestein.
-	cur, other := a, bb
-	passes := func(inverse bool) error {
-		if len(factors) == 0 {
-			return nil
-		}
-		tw, err := fb.table(fftTableKey{kind: 'w', n: l}, hostRoots(l))
-		if err != nil {
+	var tw *tensor.Tensor
+	if len(factors) > 0 {
+		if tw, err = fb.table(fftTableKey{kind: 'w', n: l}, hostRoots(l)); err != nil {
 			return err
 		}
-		ns := 1
-		for _, r := range factors {
-			cnt := total / uint64(r)
-			g, err := op.grid(cnt, localSize)
-			if err != nil {
-				return err
-			}
-			if err := op.dispatch(fftPassSource(fb.cd, r, inverse), []*tensor.Tensor{cur, other, tw}, g,
-				uint32(cnt), uint32(l), uint32(ns)); err != nil {
-				return err
-			}
-			cur, other = other, cur
-			ns *= r
-		}
-		return nil
-	}
-	if blue {
-		if err := passes(false); err != nil {
-			return err
-		}
-		if err := op.dispatch(fftScaleSource(fb.cd), []*tensor.Tensor{cur, filter}, groups,
-			uint32(total), uint32(l)); err != nil {
-			return err
-		}
-		if err := passes(true); err != nil {
-			return err
-		}
-	} else if err := passes(sp.inverse); err != nil {
-		return err
-	}
-	// Store.
-	ototal := uint64(outer) * uint64(sp.nout) * uint64(inner)
-	og, err := op.grid(ototal, localSize)
-	if err != nil {
-		return err
-	}
-	ts = []*tensor.Tensor{cur, y}
-	if blue {
-		ts = append(ts, chirp)
 	}
 	var scale any = float32(sp.scale)
 	if fb.cd == tensor.Complex128 {
 		scale = sp.scale
 	}
-	return op.dispatch(fftStoreSource(fb.cd, sp.realOut, blue), ts, og,
-		scale, uint32(ototal), uint32(sp.nout), uint32(inner), uint32(l))
+	total := uint64(rows) * uint64(l)
+	// run adds the passes of one transform of length l; first: the first
+	// pass reads x, last: the last pass writes y.
+	src := x
+	run := func(inverse, first, last bool) error {
+		fs := factors
+		if len(fs) == 0 {
+			fs = []int{1} // length 1: one pass that loads and stores
+		}
+		ns := 1
+		for pi, r := range fs {
+			p := fftPass{cd: fb.cd, radix: r, inverse: inverse}
+			if first && pi == 0 {
+				p.load, p.realIn, p.herm, p.chirpIn = true, realIn, sp.herm, blue
+			}
+			out := a
+			if src == a {
+				out = bb
+			}
+			if pi == len(fs)-1 {
+				if last {
+					p.store, p.realOut, p.chirpOut = true, sp.realOut, blue
+					out = y
+				}
+				p.filter = blue && !inverse
+			}
+			ts := []*tensor.Tensor{src, out}
+			for _, name := range p.tables() {
+				ts = append(ts, map[string]*tensor.Tensor{"tw": tw, "ch": chirp, "f": filter}[name])
+			}
+			cnt := total / uint64(r)
+			g, err := op.grid(cnt, localSize)
+			if err != nil {
+				return err
+			}
+			if err := op.dispatch(p.source(), ts, g, scale, uint32(cnt), uint32(l), uint32(ns),
+				uint32(m), uint32(nread), uint32(inner), uint32(sp.n), uint32(sp.nout)); err != nil {
+				return err
+			}
+			src = out
+			ns *= r
+		}
+		return nil
+	}
+	if blue {
+		if err := run(false, true, false); err != nil {
+			return err
+		}
+		return run(true, false, true)
+	}
+	return run(sp.inverse, true, true)
 }
 
 // fftScale is the normalization of a transform of length n: forward

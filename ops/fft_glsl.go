@@ -39,101 +39,150 @@ func fftLiteral(v float64, r string) string {
 	return strconv.FormatFloat(float64(float32(v)), 'e', 9, 32)
 }
 
-// fftLoadSource gathers rows of x into the work buffer: element k of row
-// (o, i) is x[(o*M + k)*inner + i] for k < nread, zero past it (padding;
-// a shorter n crops). realIn: x is real (imaginary parts zero). herm: x
-// holds the first half of a Hermitian sequence of length N, which the
-// load extends (k > N/2 reads conj(x[N-k])). chirp: each k < N is
-// multiplied by chirp[k] (Bluestein), and k >= N is zero.
-func fftLoadSource(cd tensor.Dtype, realIn, herm, chirp bool) string {
-	c, r := fftTypes(cd)
-	var b strings.Builder
-	b.WriteString(fftHeader(cd))
-	in := c
-	if realIn {
-		in = r
-	}
-	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %s x[]; };
-layout(binding = 1) writeonly buffer B1 { %s w[]; };
-`, in, c)
-	if chirp {
-		fmt.Fprintf(&b, "layout(binding = 2) readonly buffer B2 { %s ch[]; };\n", c)
-	}
-	b.WriteString("layout(push_constant) uniform P { uint total; uint L; uint M; uint nread; uint inner; uint N; };\n")
-	fmt.Fprintf(&b, `void main() {
-	uint e = gid();
-	if (e >= total) return;
-	uint row = e / L, k = e %% L;
-	uint o = row / inner, i = row %% inner;
-	%[1]s v = %[1]s(0);
-	uint kk = k;
-`, c)
-	if herm {
-		b.WriteString("\tif (k > N / 2) kk = N - k;\n")
-	}
-	b.WriteString("\tif (k < N && kk < nread) {\n")
-	if realIn {
-		fmt.Fprintf(&b, "\t\tv = %s(x[(o * M + kk) * inner + i], 0);\n", c)
-	} else {
-		b.WriteString("\t\tv = x[(o * M + kk) * inner + i];\n")
-	}
-	if herm {
-		b.WriteString("\t\tif (k > N / 2) v.y = -v.y;\n")
-	}
-	if chirp {
-		b.WriteString("\t\tv = cmul(v, ch[k]);\n")
-	}
-	b.WriteString("\t}\n\tw[e] = v;\n}\n")
-	return b.String()
-}
-
-// fftPassSource is one Stockham pass of radix R over rows of length L
-// (push constants): invocation j of a row reads the R elements j + r*L/R,
+// fftPass is one Stockham pass of radix R over rows of length L (push
+// constants): invocation j of a row reads the R elements j + r*L/R,
 // multiplies element r by the twiddle exp(-+2 pi i r (j mod Ns)/(Ns R))
 // (tw holds exp(-2 pi i t/L): index r (j mod Ns) L/(Ns R)), transforms the
 // R values, and writes output k2 at (j/Ns) Ns R + j mod Ns + k2 Ns. Ns is
 // the product of the radices of the passes before. The result is in
 // natural order after the last pass (no bit reversal).
-func fftPassSource(cd tensor.Dtype, radix int, inverse bool) string {
-	c, r := fftTypes(cd)
+//
+// The first pass of a transform reads the input tensor itself (load) and
+// the last writes the output tensor (store), so a transform of P passes
+// reads and writes memory P times.
+type fftPass struct {
+	cd      tensor.Dtype
+	radix   int // 1 for a transform of length 1: the load and the store
+	inverse bool
+	// load: element k of row (o, i) is x[(o*M + k)*inner + i] for k <
+	// nread, zero past it (padding; a shorter n crops). realIn: x is real.
+	// herm: x holds the first half of a Hermitian sequence of length N,
+	// which the load extends (k > N/2 reads conj(x[N-k])). chirpIn: each k <
+	// N is multiplied by ch[k] (Bluestein), and k >= N is zero.
+	load, realIn, herm, chirpIn bool
+	// filter: the outputs are multiplied by f[k] (Bluestein's filter).
+	filter bool
+	// store: output k < Nout of row (o, i), times scale (and ch[k] with
+	// chirpOut), goes to y[(o*Nout + k)*inner + i]: the complex value, or
+	// its real part (realOut).
+	store, realOut, chirpOut bool
+}
+
+// fftPassPush is the push constant block of every pass, after the scale
+// (float or double, first for alignment).
+const fftPassPush = "uint total; uint L; uint Ns; uint M; uint nread; uint inner; uint N; uint Nout;"
+
+// tables returns the names of the tables the pass reads, in binding order
+// from 2: the twiddles tw (radix above 1), the chirp ch (chirpIn,
+// chirpOut), the filter f.
+func (p fftPass) tables() []string {
+	var t []string
+	if p.radix > 1 {
+		t = append(t, "tw")
+	}
+	if p.chirpIn || p.chirpOut {
+		t = append(t, "ch")
+	}
+	if p.filter {
+		t = append(t, "f")
+	}
+	return t
+}
+
+// source returns the pass's GLSL. Bindings: 0 the input (x or the work
+// buffer), 1 the output (y or a work buffer), then the tables.
+func (p fftPass) source() string {
+	c, r := fftTypes(p.cd)
 	var b strings.Builder
-	b.WriteString(fftHeader(cd))
-	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %[1]s a[]; };
-layout(binding = 1) writeonly buffer B1 { %[1]s z[]; };
-layout(binding = 2) readonly buffer B2 { %[1]s tw[]; };
-layout(push_constant) uniform P { uint total; uint L; uint Ns; };
-void main() {
+	b.WriteString(fftHeader(p.cd))
+	in, out := c, c
+	if p.load && p.realIn {
+		in = r
+	}
+	if p.store && p.realOut {
+		out = r
+	}
+	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %s a[]; };
+layout(binding = 1) writeonly buffer B1 { %s z[]; };
+`, in, out)
+	for i, name := range p.tables() {
+		fmt.Fprintf(&b, "layout(binding = %d) readonly buffer B%d { %s %s[]; };\n", i+2, i+2, c, name)
+	}
+	fmt.Fprintf(&b, "layout(push_constant) uniform P { %s scale; %s };\n", r, fftPassPush)
+	// ld(row, k): element k of row.
+	fmt.Fprintf(&b, "%s ld(uint row, uint k) {\n", c)
+	if !p.load {
+		b.WriteString("\treturn a[row * L + k];\n}\n")
+	} else {
+		fmt.Fprintf(&b, "\t%s v = %s(0);\n\tuint kk = k;\n", c, c)
+		if p.herm {
+			b.WriteString("\tif (k > N / 2) kk = N - k;\n")
+		}
+		b.WriteString("\tif (k < N && kk < nread) {\n\t\tuint o = row / inner, i = row % inner;\n")
+		if p.realIn {
+			fmt.Fprintf(&b, "\t\tv = %s(a[(o * M + kk) * inner + i], 0);\n", c)
+		} else {
+			b.WriteString("\t\tv = a[(o * M + kk) * inner + i];\n")
+		}
+		if p.herm {
+			b.WriteString("\t\tif (k > N / 2) v.y = -v.y;\n")
+		}
+		if p.chirpIn {
+			b.WriteString("\t\tv = cmul(v, ch[k]);\n")
+		}
+		b.WriteString("\t}\n\treturn v;\n}\n")
+	}
+	// st(row, k, v): output k of row.
+	fmt.Fprintf(&b, "void st(uint row, uint k, %s v) {\n", c)
+	switch {
+	case p.filter:
+		b.WriteString("\tz[row * L + k] = cmul(v, f[k]);\n")
+	case !p.store:
+		b.WriteString("\tz[row * L + k] = v;\n")
+	default:
+		b.WriteString("\tif (k >= Nout) return;\n")
+		if p.chirpOut {
+			b.WriteString("\tv = cmul(v, ch[k]);\n")
+		}
+		b.WriteString("\tuint o = row / inner, i = row % inner;\n")
+		if p.realOut {
+			b.WriteString("\tz[(o * Nout + k) * inner + i] = v.x * scale;\n")
+		} else {
+			b.WriteString("\tz[(o * Nout + k) * inner + i] = v * scale;\n")
+		}
+	}
+	b.WriteString("}\n")
+	fmt.Fprintf(&b, `void main() {
 	uint g = gid();
 	if (g >= total) return;
-	uint q = L / %[2]d;
+	uint q = L / %d;
 	uint row = g / q, j = g %% q;
-	uint base = row * L;
 	uint k1 = j %% Ns;
 	uint step = q / Ns;
-`, c, radix)
+`, p.radix)
 	conj := ""
-	if inverse {
+	if p.inverse {
 		conj = " * " + c + "(1, -1)"
 	}
-	for k := 0; k < radix; k++ {
+	for k := 0; k < p.radix; k++ {
 		if k == 0 {
-			fmt.Fprintf(&b, "\t%s v0 = a[base + j];\n", c)
+			fmt.Fprintf(&b, "\t%s v0 = ld(row, j);\n", c)
 			continue
 		}
-		fmt.Fprintf(&b, "\t%s v%d = cmul(a[base + j + %d * q], tw[%d * k1 * step]%s);\n", c, k, k, k, conj)
+		fmt.Fprintf(&b, "\t%s v%d = cmul(ld(row, j + %d * q), tw[%d * k1 * step]%s);\n", c, k, k, k, conj)
 	}
 	g := &dftGen{b: &b, c: c, r: r, sign: -1}
-	if inverse {
+	if p.inverse {
 		g.sign = 1
 	}
-	in := make([]string, radix)
-	for k := range in {
-		in[k] = "v" + strconv.Itoa(k)
+	names := make([]string, p.radix)
+	for k := range names {
+		names[k] = "v" + strconv.Itoa(k)
 	}
-	out := g.dft(in)
-	b.WriteString("\tuint d = base + (j / Ns) * Ns * " + strconv.Itoa(radix) + " + k1;\n")
-	for k, v := range out {
-		fmt.Fprintf(&b, "\tz[d + %d * Ns] = %s;\n", k, v)
+	res := g.dft(names)
+	b.WriteString("\tuint d = (j / Ns) * Ns * " + strconv.Itoa(p.radix) + " + k1;\n")
+	for k, v := range res {
+		fmt.Fprintf(&b, "\tst(row, d + %d * Ns, %s);\n", k, v)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -235,56 +284,4 @@ func (g *dftGen) odd(in []string) []string {
 		out[n-k] = g.let(a + " - " + ib)
 	}
 	return out
-}
-
-// fftScaleSource multiplies the work buffer in place by f[e mod L]
-// (Bluestein's filter, in the frequency domain).
-func fftScaleSource(cd tensor.Dtype) string {
-	c, _ := fftTypes(cd)
-	return fftHeader(cd) + fmt.Sprintf(`layout(binding = 0) buffer B0 { %[1]s w[]; };
-layout(binding = 1) readonly buffer B1 { %[1]s f[]; };
-layout(push_constant) uniform P { uint total; uint L; };
-void main() {
-	uint e = gid();
-	if (e >= total) return;
-	w[e] = cmul(w[e], f[e %% L]);
-}
-`, c)
-}
-
-// fftStoreSource writes element k < Nout of each work row, times scale
-// (and chirp[k] for Bluestein), to y[(o*Nout + k)*inner + i]: the complex
-// value, or its real part (realOut).
-func fftStoreSource(cd tensor.Dtype, realOut, chirp bool) string {
-	c, r := fftTypes(cd)
-	var b strings.Builder
-	b.WriteString(fftHeader(cd))
-	out := c
-	if realOut {
-		out = r
-	}
-	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %s w[]; };
-layout(binding = 1) writeonly buffer B1 { %s y[]; };
-`, c, out)
-	if chirp {
-		fmt.Fprintf(&b, "layout(binding = 2) readonly buffer B2 { %s ch[]; };\n", c)
-	}
-	fmt.Fprintf(&b, `layout(push_constant) uniform P { %s scale; uint total; uint Nout; uint inner; uint L; };
-void main() {
-	uint e = gid();
-	if (e >= total) return;
-	uint span = Nout * inner;
-	uint o = e / span, rest = e %% span;
-	uint k = rest / inner, i = rest %% inner;
-	%s v = w[(o * inner + i) * L + k];
-`, r, c)
-	if chirp {
-		b.WriteString("\tv = cmul(v, ch[k]);\n")
-	}
-	if realOut {
-		b.WriteString("\ty[e] = v.x * scale;\n}\n")
-	} else {
-		b.WriteString("\ty[e] = v * scale;\n}\n")
-	}
-	return b.String()
 }
