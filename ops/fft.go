@@ -14,7 +14,7 @@ import (
 // axis is one transform, all rows in one dispatch per pass.
 //
 // Algorithm: a length whose prime factors are 2, 3, 5 and 7 is split into
-// Stockham radix passes (8, 4, 2, 7, 5, 3: natural order, no bit
+// Stockham radix passes (16, 8, 4, 2, 7, 5, 3: natural order, no bit
 // reversal); any other length (a large prime, say) is Bluestein's chirp-z
 // transform: a convolution computed with power-of-two transforms of at
 // least 2n-1 points. So every length from 1 up works. Twiddles, chirps and

@@ -13,7 +13,7 @@ import (
 // fftRadices are the radices of the Stockham passes, tried in this order
 // (largest first: fewer passes). A length whose factors are all among them
 // is transformed directly; any other length goes through Bluestein.
-var fftRadices = []int{8, 4, 2, 7, 5, 3}
+var fftRadices = []int{16, 8, 4, 2, 7, 5, 3}
 
 // fftFactors splits n into radices from fftRadices, or returns nil when n
 // has a prime factor above 7. n = 1 has no passes (an empty, non-nil list).
