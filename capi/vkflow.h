@@ -403,7 +403,8 @@ int64_t vkflow_dlpack_live(void);
  * allocated, which the caller owns (close it). Outputs beyond n_out are not
  * returned. On an error the slots are left alone. attrs_json (NULL or "": none) holds the op's attributes:
  * {"axes": [0, -1], "keepdims": true, "perm": [1, 0], "dtype": "float16",
- * "min": 0, "max": 6, "push": "<base64>", "groups": [4, 1, 1]}; unknown keys
+ * "min": 0, "max": 6, "push": "<base64>", "groups": [4, 1, 1], and the FFTs'
+ * "n": 8, "s": [4, -1], "norm": "ortho"}; unknown keys
  * are VKFLOW_ERR_INVALID. Inputs of different dtypes are an error (cast
  * first); a dtype the op does not take is VKFLOW_ERR_INVALID and one the
  * device cannot compute in VKFLOW_ERR_UNSUPPORTED, both naming it. */

@@ -1,12 +1,12 @@
 // Package ops is vkflow's operator library: element-wise arithmetic with
 // NumPy broadcasting, casts, reductions along axes, matmul, softmax,
-// permutes, stable sorts (Sort, Argsort) and SearchSorted over tensors of
-// every dtype the op makes sense for, the spectral linear algebra of the
-// array API's linalg extension over stacks of matrices (SVD, SVDVals,
-// Eigh, Eigvalsh, Pinv, MatrixRank, MatrixNorm, VectorNorm; one-sided
-// Jacobi, see linalg_jacobi.go), and a
-// registry where users add their own kernels by name, as GLSL compiled at
-// run time or as SPIR-V.
+// permutes, stable sorts (Sort, Argsort) and SearchSorted, discrete
+// Fourier transforms (fft.go) over tensors of every dtype the op makes
+// sense for, the spectral linear algebra of the array API's linalg
+// extension over stacks of matrices (SVD, SVDVals, Eigh, Eigvalsh, Pinv,
+// MatrixRank, MatrixNorm, VectorNorm; one-sided Jacobi, see
+// linalg_jacobi.go), and a registry where users add their own kernels by
+// name, as GLSL compiled at run time or as SPIR-V.
 //
 // An op is prepared once over its tensors (Prepare, or the typed
 // functions such as Add and Matmul) and gives an *Op: its pipelines and

@@ -61,7 +61,8 @@ type Attrs struct {
 	// "right".
 	Side string `json:"side,omitempty"`
 	// Linalg (linalg_*.go): Upper is cholesky's upper factor; Mode is qr's
-	// "reduced" (default) or "complete"; N is matrix_power's exponent;
+	// "reduced" (default) or "complete"; N is matrix_power's exponent
+	// (and a 1-d FFT's length, below);
 	// Offset is diagonal's and trace's diagonal (0 main, > 0 above, < 0
 	// below); Axes2 are tensordot's contracted axes of its second input
 	// (Axes those of its first), and vecdot and cross take one axis in
@@ -86,13 +87,19 @@ type Attrs struct {
 	// "-inf"; "" is "fro") and vector_norm's (a number, "inf" or "-inf";
 	// "" is 2).
 	Ord string `json:"ord,omitempty"`
+	// N (above) is also a 1-d FFT's length along its axis (0: the
+	// default); S is an n-dimensional FFT's lengths along its axes (nil:
+	// the default; -1: the axis's length), Norm the FFTs' normalization
+	// ("backward" or "", "ortho", "forward").
+	S    []int  `json:"s,omitempty"`
+	Norm string `json:"norm,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":
 // true, "perm": [1, 0], "dtype": "float16", "min": 0, "max": 6, "push":
 // "<base64>", "groups": [4, 1, 1], "descending": true, "side": "right",
-// "include_initial": true, "k": -1}. Empty text is the zero Attrs. Unknown
-// keys are an error.
+// "include_initial": true, "k": -1, "n": 8, "s": [4, -1], "norm": "ortho"}.
+// Empty text is the zero Attrs. Unknown keys are an error.
 func ParseAttrs(text []byte) (Attrs, error) {
 	var a Attrs
 	if len(text) == 0 {

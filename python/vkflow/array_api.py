@@ -27,6 +27,7 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
   from the Go op library's ops; ``concat``/``stack`` promote dtypes);
 * ``sort argsort searchsorted`` (vkflow._sorting: a stable radix sort on the
   device, ascending or descending, NaNs last; searchsorted in the same order).
+* the ``fft`` extension: ``xp.fft`` is :mod:`vkflow.fft`.
 
 Element-wise functions promote mixed dtypes by the standard's table (within
 a kind: bool, integers, floats; the Go op library's ops.ResultType, which
@@ -170,3 +171,5 @@ from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa
 
 # --- set functions (vkflow._setfuncs) -----------------------------------------------------
 from ._setfuncs import unique_all, unique_counts, unique_inverse, unique_values  # noqa: E402,F401
+# --- the fft extension (vkflow.fft) -------------------------------------------------------
+from . import fft  # noqa: E402,F401
