@@ -55,9 +55,12 @@ type Stream struct {
 	closed bool
 	// armed: a completion hook (core.WhenComplete) will reclaim the ring
 	// once the GPU is done with it, so an idle stream releases what its
-	// calls held (tensors closed meanwhile are freed then).
+	// calls held (tensors closed meanwhile are freed then). The hook is
+	// asked for by the idle timer (stream_idle.go), not by every call.
 	armed  bool
 	onDone func() // s.completed, made once
+	idle   idleTimer
+	pool   *outPool // nil: disabled (WithPoolSize(0))
 }
 
 type inflight struct {
@@ -70,6 +73,7 @@ type StreamOption func(*streamConfig)
 
 type streamConfig struct {
 	queue, cache, held int
+	pool               int64
 }
 
 // OnQueue runs the stream on logical queue i (default 0).
@@ -86,7 +90,7 @@ func WithMaxInFlight(n int) StreamOption { return func(c *streamConfig) { c.held
 
 // NewStream makes a stream on the Manager o.
 func NewStream(o Owner, opts ...StreamOption) (*Stream, error) {
-	cfg := streamConfig{cache: 256, held: 1024}
+	cfg := streamConfig{cache: 256, held: 1024, pool: DefaultPoolSize}
 	for _, f := range opts {
 		if f != nil {
 			f(&cfg)
@@ -104,8 +108,17 @@ func NewStream(o Owner, opts ...StreamOption) (*Stream, error) {
 	if cfg.cache < 1 || cfg.held < 1 {
 		return nil, core.Invalid("ops.NewStream: cache size %d and in-flight bound %d must be at least 1", cfg.cache, cfg.held)
 	}
-	return &Stream{owner: o, dev: d, queue: cfg.queue, q: q, maxHeld: cfg.held,
-		cache: opCache{dev: d, max: cfg.cache}}, nil
+	if cfg.pool < 0 {
+		return nil, core.Invalid("ops.NewStream: pool size %d must be at least 0", cfg.pool)
+	}
+	s := &Stream{owner: o, dev: d, queue: cfg.queue, q: q, maxHeld: cfg.held,
+		cache: opCache{dev: d, max: cfg.cache}}
+	if cfg.pool > 0 {
+		if s.pool, err = newPool(d, uint64(cfg.pool)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 type defaultStreamKey struct{}
@@ -182,7 +195,7 @@ func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tenso
 	var outs, made []*tensor.Tensor
 	keep := true
 	if hit {
-		if outs, made, err = p.outputs(s.owner, out); err != nil {
+		if outs, made, err = s.outputs(p, out); err != nil {
 			return nil, fmt.Errorf("ops.%s: %w", name, err)
 		}
 		err = p.bind(in, outs)
@@ -290,7 +303,7 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor) error {
 	}
 	s.ring = append(s.ring, inflight{seq, pend})
 	s.last, s.has = pend, true
-	s.arm()
+	s.schedule()
 	s.dev.CountEagerSubmit(waited)
 	return nil
 }
@@ -355,8 +368,8 @@ func (s *Stream) arm() {
 }
 
 // completed runs on the completion watcher once the call the stream armed
-// for has completed: it reclaims what completed and arms again for calls
-// queued since.
+// for has completed: it reclaims what completed and looks again later at
+// calls queued since (schedule).
 func (s *Stream) completed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,7 +378,7 @@ func (s *Stream) completed() {
 		return
 	}
 	s.reclaim()
-	s.arm()
+	s.schedule()
 }
 
 // reclaim clears the sequences whose submits completed, oldest first, and
@@ -412,8 +425,9 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.reclaim()
-	s.mu.Unlock()
+	s.trimPool()
 	return nil
 }
 
@@ -437,7 +451,11 @@ func (s *Stream) close() error {
 		return nil
 	}
 	s.closed = true
+	s.idle.stop()
 	s.cache.clear()
+	if s.pool != nil {
+		s.pool.close()
+	}
 	var errs []error
 	for _, f := range s.ring {
 		errs = append(errs, f.seq.Close())
