@@ -35,9 +35,14 @@ import (
 // while a queued call may still read it is not: call Wait on the tensor
 // first (the C API's and Python's writes do).
 //
-// Ownership: the stream owns its prepared ops and its pool of sequences;
-// Close releases them. Outputs a call allocates belong to the caller. A
-// Stream is safe for concurrent use.
+// Memory: outputs a call allocates on a cache hit come from the stream's
+// output pool (pool.go): buffers of the stream's earlier outputs whose
+// tensors were destroyed, reused once the GPU is done with them, cleared
+// to zero. WithPoolSize bounds it; Synchronize and TrimPool empty it.
+//
+// Ownership: the stream owns its prepared ops, its pool of sequences and
+// its output pool; Close releases them. Outputs a call allocates belong to
+// the caller. A Stream is safe for concurrent use.
 type Stream struct {
 	owner   Owner
 	dev     *core.Device
@@ -407,7 +412,7 @@ func (s *Stream) recycle(seq *sequence.Sequence) {
 // Synchronize waits until every call queued on the stream so far has
 // completed, or ctx ends, and returns the first submit error, if any. It
 // also releases what completed calls held (tensors closed meanwhile are
-// freed then).
+// freed then) and empties the output pool.
 func (s *Stream) Synchronize(ctx context.Context) error {
 	if s == nil {
 		return core.Invalid("ops: nil Stream")
