@@ -414,6 +414,19 @@ int vkflow_op_call_timeout(vkflow_manager m, char *name, vkflow_tensor *in, int3
 			   int32_t n_out, char *attrs_json, int64_t timeout);
 int vkflow_op_call_async(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
 			 int32_t n_out, char *attrs_json);
+/* What vkflow_op_call_new returns: the new output's handle and what
+ * vkflow_tensor_info would say of it (dtype a NUL-terminated name). */
+typedef struct {
+	vkflow_tensor handle;
+	int32_t ndim, memory, mapped, read_only;
+	char dtype[16];
+	int64_t shape[32];
+} vkflow_tensor_desc;
+/* vkflow_op_call_async with one new output (further outputs of the op are
+ * closed), described in *out: one call instead of the call and
+ * vkflow_tensor_info (the eager path of Python's vkflow.ops). */
+int vkflow_op_call_new(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, char *attrs_json,
+		       vkflow_tensor_desc *out);
 /* Waits until every op queued on the Manager's default stream completed
  * (timeout ns, negative for none). */
 int vkflow_synchronize(vkflow_manager m, int64_t timeout);

@@ -35,9 +35,14 @@ import (
 // while a queued call may still read it is not: call Wait on the tensor
 // first (the C API's and Python's writes do).
 //
-// Ownership: the stream owns its prepared ops and its pool of sequences;
-// Close releases them. Outputs a call allocates belong to the caller. A
-// Stream is safe for concurrent use.
+// Memory: outputs a call allocates on a cache hit come from the stream's
+// output pool (pool.go): buffers of the stream's earlier outputs whose
+// tensors were destroyed, reused once the GPU is done with them, cleared
+// to zero. WithPoolSize bounds it; Synchronize and TrimPool empty it.
+//
+// Ownership: the stream owns its prepared ops, its pool of sequences and
+// its output pool; Close releases them. Outputs a call allocates belong to
+// the caller. A Stream is safe for concurrent use.
 type Stream struct {
 	owner   Owner
 	dev     *core.Device
@@ -55,9 +60,12 @@ type Stream struct {
 	closed bool
 	// armed: a completion hook (core.WhenComplete) will reclaim the ring
 	// once the GPU is done with it, so an idle stream releases what its
-	// calls held (tensors closed meanwhile are freed then).
+	// calls held (tensors closed meanwhile are freed then). The hook is
+	// asked for by the idle timer (stream_idle.go), not by every call.
 	armed  bool
 	onDone func() // s.completed, made once
+	idle   idleTimer
+	pool   *outPool // nil: disabled (WithPoolSize(0))
 }
 
 type inflight struct {
@@ -70,6 +78,7 @@ type StreamOption func(*streamConfig)
 
 type streamConfig struct {
 	queue, cache, held int
+	pool               int64
 }
 
 // OnQueue runs the stream on logical queue i (default 0).
@@ -86,7 +95,7 @@ func WithMaxInFlight(n int) StreamOption { return func(c *streamConfig) { c.held
 
 // NewStream makes a stream on the Manager o.
 func NewStream(o Owner, opts ...StreamOption) (*Stream, error) {
-	cfg := streamConfig{cache: 256, held: 1024}
+	cfg := streamConfig{cache: 256, held: 1024, pool: DefaultPoolSize}
 	for _, f := range opts {
 		if f != nil {
 			f(&cfg)
@@ -104,8 +113,17 @@ func NewStream(o Owner, opts ...StreamOption) (*Stream, error) {
 	if cfg.cache < 1 || cfg.held < 1 {
 		return nil, core.Invalid("ops.NewStream: cache size %d and in-flight bound %d must be at least 1", cfg.cache, cfg.held)
 	}
-	return &Stream{owner: o, dev: d, queue: cfg.queue, q: q, maxHeld: cfg.held,
-		cache: opCache{dev: d, max: cfg.cache}}, nil
+	if cfg.pool < 0 {
+		return nil, core.Invalid("ops.NewStream: pool size %d must be at least 0", cfg.pool)
+	}
+	s := &Stream{owner: o, dev: d, queue: cfg.queue, q: q, maxHeld: cfg.held,
+		cache: opCache{dev: d, max: cfg.cache}}
+	if cfg.pool > 0 {
+		if s.pool, err = newPool(d, uint64(cfg.pool)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 type defaultStreamKey struct{}
@@ -192,7 +210,7 @@ func (s *Stream) call(name string, build Builder, in, out []*tensor.Tensor, at A
 	var outs, made []*tensor.Tensor
 	keep := true
 	if hit {
-		if outs, made, err = p.outputs(s.owner, out); err != nil {
+		if outs, made, err = s.outputs(p, out); err != nil {
 			return nil, fmt.Errorf("ops.%s: %w", name, err)
 		}
 		err = p.bind(in, outs)
@@ -306,7 +324,7 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor) error {
 	}
 	s.ring = append(s.ring, inflight{seq, pend})
 	s.last, s.has = pend, true
-	s.arm()
+	s.schedule()
 	s.dev.CountEagerSubmit(waited)
 	return nil
 }
@@ -371,8 +389,8 @@ func (s *Stream) arm() {
 }
 
 // completed runs on the completion watcher once the call the stream armed
-// for has completed: it reclaims what completed and arms again for calls
-// queued since.
+// for has completed: it reclaims what completed and looks again later at
+// calls queued since (schedule).
 func (s *Stream) completed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -381,7 +399,7 @@ func (s *Stream) completed() {
 		return
 	}
 	s.reclaim()
-	s.arm()
+	s.schedule()
 }
 
 // reclaim clears the sequences whose submits completed, oldest first, and
@@ -410,7 +428,7 @@ func (s *Stream) recycle(seq *sequence.Sequence) {
 // Synchronize waits until every call queued on the stream so far has
 // completed, or ctx ends, and returns the first submit error, if any. It
 // also releases what completed calls held (tensors closed meanwhile are
-// freed then).
+// freed then) and empties the output pool.
 func (s *Stream) Synchronize(ctx context.Context) error {
 	if s == nil {
 		return core.Invalid("ops: nil Stream")
@@ -428,8 +446,9 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.reclaim()
-	s.mu.Unlock()
+	s.trimPool()
 	return nil
 }
 
@@ -453,7 +472,11 @@ func (s *Stream) close() error {
 		return nil
 	}
 	s.closed = true
+	s.idle.stop()
 	s.cache.clear()
+	if s.pool != nil {
+		s.pool.close()
+	}
 	var errs []error
 	for _, f := range s.ring {
 		errs = append(errs, f.seq.Close())

@@ -14,6 +14,7 @@ import ctypes
 import json
 import numbers
 import re
+import threading
 
 from ctypes import c_uint64
 
@@ -159,15 +160,38 @@ def _attrs_json(attrs):
 _encoded = {}
 
 
+class _PlainState:
+    """The out-parameters of _run_plain, reused by one thread: the input
+    handle arrays (by count) and the output's description."""
+
+    def __init__(self):
+        self.fn = _lib.lib().op_call_new
+        self.desc = _lib.TensorDescC()
+        self.desc_p = ctypes.byref(self.desc)
+        self.arrays = {}
+
+
+_plain = threading.local()
+
+
 def _run_plain(name, mgr, ins):
-    """_run for Tensors (not views) of mgr, no attributes, one new output."""
+    """_run for Tensors (not views) of mgr, no attributes, one new output:
+    one library call (vkflow_op_call_new), which returns the output's
+    handle with its dtype and shape."""
     key = _encoded.get(name)
     if key is None:
         key = _encoded[name] = str(name).encode()
-    in_h = (c_uint64 * len(ins))(*[t._h() for t in ins])
-    out_h = c_uint64(0)
-    _check(_lib.lib().op_call_async(mgr._h(), key, in_h, len(ins), ctypes.byref(out_h), 1, None))
-    return Tensor._wrap(mgr, out_h.value)
+    st = _plain.__dict__.get("st")
+    if st is None:
+        st = _plain.st = _PlainState()
+    n = len(ins)
+    in_h = st.arrays.get(n)
+    if in_h is None:
+        in_h = st.arrays[n] = (c_uint64 * builtins.max(n, 1))()
+    for i, t in enumerate(ins):
+        in_h[i] = t._h()
+    _check(st.fn(mgr._h(), key, in_h, n, None, st.desc_p))
+    return Tensor._from_desc(mgr, st.desc)
 
 
 def _foreign(inputs):

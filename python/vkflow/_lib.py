@@ -64,6 +64,16 @@ class MemoryHandleC(ctypes.Structure):
 
 assert ctypes.sizeof(MemoryHandleC) == 72
 
+
+class TensorDescC(ctypes.Structure):
+    """vkflow_tensor_desc (capi/vkflow.h): a new tensor's handle and metadata."""
+    _fields_ = [("handle", c_uint64), ("ndim", c_int32), ("memory", c_int32),
+                ("mapped", c_int32), ("read_only", c_int32), ("dtype", ctypes.c_char * 16),
+                ("shape", c_int64 * MAX_NDIM)]
+
+
+assert ctypes.sizeof(TensorDescC) == 8 + 16 + 16 + 8 * MAX_NDIM
+
 _p_u64 = POINTER(c_uint64)
 _p_i64 = POINTER(c_int64)
 _p_i32 = POINTER(c_int32)
@@ -147,6 +157,8 @@ _PROTOTYPES = {
                                        c_char_p, c_int64)),
     "vkflow_op_call_async": (c_int, (c_uint64, c_char_p, _p_u64, c_int32, _p_u64, c_int32,
                                      c_char_p)),
+    "vkflow_op_call_new": (c_int, (c_uint64, c_char_p, _p_u64, c_int32, c_char_p,
+                                   POINTER(TensorDescC))),
     "vkflow_synchronize": (c_int, (c_uint64, c_int64)),
     "vkflow_tensor_wait": (c_int, (c_uint64, c_int64)),
     "vkflow_op_cache_stats": (c_int, (c_uint64, c_void_p)),

@@ -42,6 +42,7 @@ class _InfoBuffers:
 
 
 _info_buffers = threading.local()
+_dtype_names = {}  # dtype names as the library spells them (bytes) -> str
 
 
 class Tensor(_Handle):
@@ -74,6 +75,25 @@ class Tensor(_Handle):
         except BaseException:
             self.close()
             raise
+        return manager._adopt(self)
+
+    @classmethod
+    def _from_desc(cls, manager, d):
+        """A Tensor over the new handle a vkflow_tensor_desc ``d`` describes
+        (vkflow_op_call_new): no vkflow_tensor_info call."""
+        self = object.__new__(cls)
+        self._handle = d.handle
+        self._manager = manager
+        self.imported_copy = None
+        raw = d.dtype
+        dtype = _dtype_names.get(raw)
+        if dtype is None:
+            dtype = _dtype_names[raw] = raw.decode()
+        self.dtype = dtype
+        self.shape = tuple(d.shape[:d.ndim])
+        self.memory = _MEMORY_NAMES.get(d.memory, d.memory)
+        self.mapped = bool(d.mapped)
+        self.read_only = bool(d.read_only)
         return manager._adopt(self)
 
     def _load_info(self):
