@@ -121,6 +121,10 @@ func fillValue(d tensor.Dtype, b []byte) (any, error) {
 		return le.Uint64(b), nil
 	case tensor.Bool:
 		return b[0] != 0, nil
+	case tensor.Complex64:
+		return complex(math.Float32frombits(le.Uint32(b)), math.Float32frombits(le.Uint32(b[4:]))), nil
+	case tensor.Complex128:
+		return complex(math.Float64frombits(le.Uint64(b)), math.Float64frombits(le.Uint64(b[8:]))), nil
 	}
 	return nil, errInvalid("fill value: dtype %v", d)
 }

@@ -218,12 +218,7 @@ func vkflow_manager_mem_stats(h C.vkflow_manager, allocations, blocks *C.int64_t
 }
 
 func dtypeByName(name string) (tensor.Dtype, bool) {
-	for _, d := range tensor.Dtypes() {
-		if d.String() == name {
-			return d, true
-		}
-	}
-	return 0, false
+	return tensor.DtypeByName(name)
 }
 
 //export vkflow_tensor_new

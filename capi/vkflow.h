@@ -86,8 +86,12 @@ enum { VKFLOW_MEMORY_DEVICE = 0, VKFLOW_MEMORY_HOST = 1, VKFLOW_MEMORY_STORAGE =
        VKFLOW_MEMORY_EXPORTABLE = 3 };
 
 /* Creates a tensor of dtype ("float32", "int32", "uint8", "float16",
- * "bool", ...; the names of vkflow's dtypes) and shape. data (nbytes, which
- * must equal the tensor's size) is copied in; NULL leaves zeros. ndim 0
+ * "bool", "complex64", "complex128", ...; the names of vkflow's dtypes,
+ * accepted wherever a dtype is named: here, in op attributes ("dtype"),
+ * vkflow_tensor_import_memory, and given back by vkflow_tensor_info;
+ * complex64 is two float32, real then imaginary, as C's float complex,
+ * complex128 two double) and shape. data (nbytes, which must equal the
+ * tensor's size) is copied in; NULL leaves zeros. ndim 0
  * (shape may be NULL) makes a 0-d tensor: a scalar of one element. */
 int vkflow_tensor_new(vkflow_manager m, char *dtype, int32_t ndim, int64_t *shape,
 		      void *data, uint64_t nbytes, int32_t memory, vkflow_tensor *out);

@@ -49,8 +49,9 @@ func TestDataTypes(t *testing.T) {
 		{tensor.Int8, DataType{0, 8, 1}}, {tensor.Int16, DataType{0, 16, 1}}, {tensor.Int32, DataType{0, 32, 1}},
 		{tensor.Int64, DataType{0, 64, 1}}, {tensor.Uint8, DataType{1, 8, 1}}, {tensor.Uint16, DataType{1, 16, 1}},
 		{tensor.Uint32, DataType{1, 32, 1}}, {tensor.Uint64, DataType{1, 64, 1}}, {tensor.Bool, DataType{6, 8, 1}},
+		{tensor.Complex64, DataType{5, 64, 1}}, {tensor.Complex128, DataType{5, 128, 1}},
 	}
-	require.Len(t, tests, len(tensor.Dtypes()))
+	require.Len(t, tests, len(tensor.Dtypes())+len(tensor.ComplexDtypes()))
 	for _, tt := range tests {
 		got, ok := DataTypeOf(tt.d)
 		require.True(t, ok)
@@ -63,6 +64,8 @@ func TestDataTypes(t *testing.T) {
 	assert.False(t, ok, "vector lanes")
 	_, ok = DtypeOf(DataType{4, 16, 1})
 	assert.False(t, ok, "bfloat16")
+	_, ok = DtypeOf(DataType{5, 32, 1})
+	assert.False(t, ok, "complex32")
 }
 
 func bytesOf[T any](s []T) []byte {

@@ -60,10 +60,11 @@ type DataType struct {
 
 // DLDataTypeCode values.
 const (
-	codeInt   = 0
-	codeUInt  = 1
-	codeFloat = 2
-	codeBool  = 6
+	codeInt     = 0
+	codeUInt    = 1
+	codeFloat   = 2
+	codeComplex = 5 // kDLComplex: bits are the whole element (64: two float32)
+	codeBool    = 6
 )
 
 // Flags of DLManagedTensorVersioned.
@@ -78,7 +79,8 @@ const (
 const maxDims = 32
 
 // DataTypeOf maps a vkflow dtype to DLPack: float16 is (kDLFloat, 16), bool
-// is (kDLBool, 8).
+// is (kDLBool, 8), complex64 and complex128 are (kDLComplex, 64) and
+// (kDLComplex, 128).
 func DataTypeOf(d tensor.Dtype) (DataType, bool) {
 	bits := uint8(d.Size() * 8)
 	switch d {
@@ -90,6 +92,8 @@ func DataTypeOf(d tensor.Dtype) (DataType, bool) {
 		return DataType{codeUInt, bits, 1}, true
 	case tensor.Bool:
 		return DataType{codeBool, 8, 1}, true
+	case tensor.Complex64, tensor.Complex128:
+		return DataType{codeComplex, bits, 1}, true
 	}
 	return DataType{}, false
 }
@@ -99,7 +103,7 @@ func DtypeOf(t DataType) (tensor.Dtype, bool) {
 	if t.Lanes != 1 {
 		return 0, false
 	}
-	for _, d := range tensor.Dtypes() {
+	for _, d := range append(tensor.Dtypes(), tensor.ComplexDtypes()...) {
 		if dt, _ := DataTypeOf(d); dt == t {
 			return d, true
 		}

@@ -32,7 +32,15 @@ func init() {
 //   - integer to integer keeps the low bits of the two's complement value,
 //     sign-extended from a signed source and zero-extended from an
 //     unsigned one (int8 -1 is uint16 65535; uint8 200 is int8 -56);
-//   - anything to bool is x != 0 (NaN is true); bool to anything is 0 or 1.
+//   - anything to bool is x != 0 (NaN is true; a complex number is true
+//     unless both parts are zero); bool to anything is 0 or 1;
+//   - a real dtype, integer or bool to complex64 or complex128 gives the
+//     value (converted as to float32 or float64) as the real part and +0
+//     as the imaginary part; complex64 to complex128 is exact, complex128
+//     to complex64 rounds each part;
+//   - complex to a real or integer dtype is ErrInvalid: the array API
+//     leaves it undefined and NumPy drops the imaginary part with a
+//     warning; take Real or Abs first.
 //
 // Casting to x's own dtype copies. Registered as "cast" (Attrs.Dtype).
 func Cast(o Owner, x *tensor.Tensor, dt tensor.Dtype, out *tensor.Tensor) (*Op, error) {
@@ -43,6 +51,9 @@ func Cast(o Owner, x *tensor.Tensor, dt tensor.Dtype, out *tensor.Tensor) (*Op, 
 	if !dt.Valid() {
 		return op.fail(op.errorf("target dtype %v is not a dtype", dt))
 	}
+	if err := castRefused(op, x.Dtype(), dt); err != nil {
+		return op.fail(err)
+	}
 	k := ewKernel{ins: []*tensor.Tensor{x}, outDt: dt, shape: x.Shape(), expr: castExpr(x.Dtype(), dt)}
 	return op.elementwise(k, out)
 }
@@ -52,6 +63,8 @@ func Cast(o Owner, x *tensor.Tensor, dt tensor.Dtype, out *tensor.Tensor) (*Op, 
 func castExpr(src, dst tensor.Dtype) string {
 	cin, cout := computeType(src), computeType(dst)
 	switch {
+	case dst.IsComplex() && !src.IsComplex():
+		return fmt.Sprintf("%s(%s(a0), 0)", cout, computeType(dst.Real()))
 	case dst == tensor.Bool:
 		return fmt.Sprintf("!(a0 == %s(0)) ? 1u : 0u", cin)
 	case cin == cout:

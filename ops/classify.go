@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkflow/vkflow/tensor"
 )
@@ -83,6 +84,15 @@ func classExpr(cond string, ints bool) exprFunc {
 		if isFloat(dt) {
 			return "(" + cond + ") ? 1u : 0u", "", nil
 		}
+		if dt.IsComplex() {
+			// Per part: isnan and isinf of either part, isfinite of both.
+			join := " || "
+			if ints {
+				join = " && "
+			}
+			parts := func(p string) string { return strings.ReplaceAll(cond, "a0", "a0."+p) }
+			return "((" + parts("x") + ")" + join + "(" + parts("y") + ")) ? 1u : 0u", "", nil
+		}
 		if ints {
 			return "1u", "", nil
 		}
@@ -112,6 +122,8 @@ func signbitExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 func signExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	ct := computeType(dt)
 	switch {
+	case dt.IsComplex():
+		return cfn("csign", dt, "a0"), complexGLSL(dt), nil
 	case isFloat(dt):
 		// A difference of 0s and 1s: +0 for both zeros (a chain of
 		// selects between constants may become a copysign).

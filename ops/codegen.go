@@ -19,6 +19,8 @@ import (
 //     and rounds once on store, which gives the correctly rounded float16
 //     result for each op; 8- and 16-bit integers compute in 32 bits and
 //     wrap on store, as NumPy's do; bool is a uint8_t of 0 or 1;
+//   - complex64 and complex128 are vec2 and dvec2 (real, imaginary) in
+//     buffers and in arithmetic (complex.go);
 //   - one invocation per element, in groups of localSize, over a grid that
 //     goes 2-D past maxComputeWorkGroupCount[0] (grid); GLSL gets the flat
 //     index from indexGLSL's gid().
@@ -51,6 +53,10 @@ func glslType(dt tensor.Dtype) string {
 		return "uint"
 	case tensor.Uint64:
 		return "uint64_t"
+	case tensor.Complex64:
+		return "vec2"
+	case tensor.Complex128:
+		return "dvec2"
 	}
 	return "invalid"
 }
@@ -70,6 +76,10 @@ func computeType(dt tensor.Dtype) string {
 		return "uint"
 	case tensor.Uint64:
 		return "uint64_t"
+	case tensor.Complex64:
+		return "vec2"
+	case tensor.Complex128:
+		return "dvec2"
 	}
 	return "invalid"
 }
@@ -134,7 +144,7 @@ func (op *Op) requireDtypes(dtypes ...tensor.Dtype) error {
 			name, ok = "shaderInt16 and storageBuffer16BitAccess", f.ShaderInt16 && f.StorageBuffer16BitAccess
 		case tensor.Int8, tensor.Uint8, tensor.Bool:
 			name, ok = "shaderInt8 and storageBuffer8BitAccess", f.ShaderInt8 && f.StorageBuffer8BitAccess
-		case tensor.Float64:
+		case tensor.Float64, tensor.Complex128:
 			name, ok = "shaderFloat64", f.ShaderFloat64
 		case tensor.Int64, tensor.Uint64:
 			name, ok = "shaderInt64", f.ShaderInt64

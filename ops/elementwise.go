@@ -65,21 +65,21 @@ type ewDef struct {
 }
 
 var ewDefs = map[string]ewDef{
-	"add":           {2, numeric, false, fixed("a0 + a1")},
-	"sub":           {2, numeric, false, fixed("a0 - a1")},
-	"mul":           {2, numeric, false, fixed("a0 * a1")},
-	"div":           {2, floats, false, fixed("a0 / a1")},
+	"add":           {2, numericC, false, fixed("a0 + a1")},
+	"sub":           {2, numericC, false, fixed("a0 - a1")},
+	"mul":           {2, numericC, false, mulExpr},
+	"div":           {2, floatsC, false, divExpr},
 	"pow":           {2, numeric, false, powExpr},
 	"minimum":       {2, numeric, false, minMax("min")},
 	"maximum":       {2, numeric, false, minMax("max")},
 	"equal":         {2, anyDtype, true, compareExpr("a0 == a1", false)},
 	"not_equal":     {2, anyDtype, true, compareExpr("a0 == a1", true)},
-	"less":          {2, anyDtype, true, compareExpr("a0 < a1", false)},
-	"less_equal":    {2, anyDtype, true, compareExpr("a0 <= a1", false)},
-	"greater":       {2, anyDtype, true, compareExpr("a0 > a1", false)},
-	"greater_equal": {2, anyDtype, true, compareExpr("a0 >= a1", false)},
-	"abs":           {1, numeric, false, absExpr},
-	"neg":           {1, numeric, false, fixed("-a0")},
+	"less":          {2, ordered, true, compareExpr("a0 < a1", false)},
+	"less_equal":    {2, ordered, true, compareExpr("a0 <= a1", false)},
+	"greater":       {2, ordered, true, compareExpr("a0 > a1", false)},
+	"greater_equal": {2, ordered, true, compareExpr("a0 >= a1", false)},
+	"abs":           {1, numericC, false, absExpr},
+	"neg":           {1, numericC, false, fixed("-a0")},
 	"exp":           {1, floats, false, transcendental("exp")},
 	"log":           {1, floats, false, transcendental("log")},
 	"sqrt":          {1, floats, false, fixed("sqrt(a0)")},
@@ -88,11 +88,11 @@ var ewDefs = map[string]ewDef{
 	"relu":          {1, numeric, false, reluExpr},
 
 	// classify.go.
-	"isnan":    {1, numeric, true, classExpr("isnan(a0)", false)},
-	"isinf":    {1, numeric, true, classExpr("isinf(a0)", false)},
-	"isfinite": {1, numeric, true, classExpr("!(isnan(a0) || isinf(a0))", true)},
+	"isnan":    {1, numericC, true, classExpr("isnan(a0)", false)},
+	"isinf":    {1, numericC, true, classExpr("isinf(a0)", false)},
+	"isfinite": {1, numericC, true, classExpr("!(isnan(a0) || isinf(a0))", true)},
 	"signbit":  {1, numeric, true, signbitExpr},
-	"sign":     {1, numeric, false, signExpr},
+	"sign":     {1, numericC, false, signExpr},
 	"floor":    {1, numeric, false, roundingExpr("floor")},
 	"ceil":     {1, numeric, false, roundingExpr("ceil")},
 	"trunc":    {1, numeric, false, roundingExpr("trunc")},
@@ -136,15 +136,24 @@ var ewDefs = map[string]ewDef{
 	"logical_or":          {2, boolOnly, true, fixed("a0 | a1")},
 	"logical_xor":         {2, boolOnly, true, fixed("a0 ^ a1")},
 	"logical_not":         {1, boolOnly, true, fixed("a0 ^ 1u")},
+
+	// complex.go.
+	"square": {1, numericC, false, squareExpr},
+	"real":   {1, numericC, false, realExpr},
+	"imag":   {1, numericC, false, imagExpr},
+	"conj":   {1, numericC, false, conjExpr},
 }
 
 // dtype classes an op takes.
 type dtypeClass int
 
 const (
-	numeric      dtypeClass = iota // floats and integers, not bool
+	numeric      dtypeClass = iota // real floats and integers, not bool
 	floats                         // float16, float32, float64
-	anyDtype                       // every dtype, bool included
+	anyDtype                       // every dtype, bool and complex included
+	numericC                       // numeric and the complex dtypes
+	floatsC                        // floats and the complex dtypes
+	ordered                        // every dtype but the complex ones (an order exists)
 	integers                       // the integer dtypes, not bool
 	integersBool                   // the integer dtypes and bool
 	boolOnly                       // bool
@@ -154,6 +163,12 @@ func (c dtypeClass) String() string {
 	switch c {
 	case numeric:
 		return "float16, float32, float64 and the integer dtypes"
+	case numericC:
+		return "float16, float32, float64, complex64, complex128 and the integer dtypes"
+	case floatsC:
+		return "float16, float32, float64, complex64 and complex128; Cast an integer tensor to a float dtype first"
+	case ordered:
+		return "every dtype but complex64 and complex128 (complex numbers have no order)"
 	case floats:
 		return "float16, float32 and float64; Cast an integer tensor to a float dtype first"
 	case integers:
@@ -169,7 +184,13 @@ func (c dtypeClass) String() string {
 func (c dtypeClass) has(dt tensor.Dtype) bool {
 	switch c {
 	case numeric:
+		return dt != tensor.Bool && !dt.IsComplex()
+	case numericC:
 		return dt != tensor.Bool
+	case floatsC:
+		return isFloat(dt) || dt.IsComplex()
+	case ordered:
+		return !dt.IsComplex()
 	case floats:
 		return isFloat(dt)
 	case integers:
@@ -193,21 +214,15 @@ func binary(o Owner, name string, a, b, out *tensor.Tensor) (*Op, error) {
 	if err != nil {
 		return op.fail(err)
 	}
-	if !def.class.has(dt) {
-		return op.fail(op.unsupported(dt, def.class.String()))
+	e, helpers, err := ewExpr(op, name, def, dt)
+	if err != nil {
+		return op.fail(err)
 	}
 	shape, err := broadcastShapes(name, a.Shape(), b.Shape())
 	if err != nil {
 		return op.fail(err)
 	}
-	e, helpers, err := def.expr(op, dt)
-	if err != nil {
-		return op.fail(err)
-	}
-	outDt := dt
-	if def.bool {
-		outDt = tensor.Bool
-	}
+	outDt := ewOutDtype(name, def, dt)
 	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, as: []tensor.Dtype{dt, dt},
 		shape: shape, expr: e, helpers: helpers}, out)
 }

@@ -218,6 +218,9 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 		if !e.dt.Valid() {
 			return fused{}, f.op.errorf("cast: target dtype %v is not a dtype", e.dt)
 		}
+		if err := castRefused(f.op, args[0].dt, e.dt); err != nil {
+			return fused{}, err
+		}
 		expr, outDt = castExpr(args[0].dt, e.dt), e.dt
 	case "where":
 		if args[0].dt != tensor.Bool {
@@ -232,15 +235,10 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 		if len(args) == 2 && args[0].dt != args[1].dt {
 			return fused{}, f.op.errorf("%s: operands are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", e.op, args[0].dt, args[1].dt)
 		}
-		if !def.class.has(outDt) {
-			return fused{}, fmt.Errorf("%w (in %s)", f.op.unsupported(outDt, def.class.String()), e.op)
+		if expr, helpers, err = ewExpr(f.op, e.op, def, outDt); err != nil {
+			return fused{}, fmt.Errorf("%w (in %s)", err, e.op)
 		}
-		if expr, helpers, err = def.expr(f.op, outDt); err != nil {
-			return fused{}, err
-		}
-		if def.bool {
-			outDt = tensor.Bool
-		}
+		outDt = ewOutDtype(e.op, def, outDt)
 	}
 	for _, a := range args {
 		f.dtypes = append(f.dtypes, a.dt)
@@ -270,6 +268,14 @@ func scalarGLSL(op *Op, dt tensor.Dtype, v float64) (string, error) {
 			return "", op.errorf("scalar %v is not a bool (0 or 1)", v)
 		}
 		return fmt.Sprintf("%du", int(v)), nil
+	}
+	if dt.IsComplex() {
+		// The real part; the imaginary part is 0.
+		re, err := scalarGLSL(op, dt.Real(), v)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s(%s, 0)", computeType(dt), re), nil
 	}
 	c, err := clipBound(op, dt, "scalar", v)
 	if err != nil {

@@ -27,7 +27,8 @@ func init() {
 // out nil allocates it.
 //
 // Dtypes: float16 (products summed in float32, rounded once to float16),
-// float32, float64 (where the device has shaderFloat64), and the integer
+// float32, float64 (where the device has shaderFloat64), complex64 and
+// complex128 (complex products, summed per part), and the integer
 // types, which wrap as NumPy's do. a and b must have the same dtype; bool
 // is refused. out must not share memory with a or b. A k of 0 gives
 // zeros.
@@ -99,7 +100,7 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 		return op.errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype())
 	}
 	if dt == tensor.Bool || !dt.Valid() {
-		return op.unsupported(dt, "float16, float32, float64 and the integer types")
+		return op.unsupported(dt, "float16, float32, float64, complex64, complex128 and the integer types")
 	}
 	if err := op.requireDtypes(dt); err != nil {
 		return err
@@ -166,6 +167,12 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	if t.BM == 0 {
 		t = pickTiles(m, n)
 	}
+	if cx := (tiles{BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}); dt.IsComplex() && (t.TM%4 == 0 && t.TN%4 == 0 || (t.BM+t.BN)*t.BK > (cx.BM+cx.BN)*cx.BK) {
+		// Complex products take the scalar kernel (no 4-vectors of
+		// vec2), in blocks of 2×2, and tiles whose dvec2s fit in shared
+		// memory.
+		t = cx
+	}
 	gx, gy := mmCeil(n, t.BN), mmCeil(m, t.BM)
 	kstep := matmulMaxKTiles * t.BK
 	ts := []*tensor.Tensor{a, b, c}
@@ -223,6 +230,9 @@ func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t tiles) string {
 	wg := t.invocations()
 	tx := t.BN / t.TN // invocations along a row of the tile
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", wg)
+	if dt.IsComplex() {
+		b.WriteString(complexGLSL(dt))
+	}
 	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer A { %s a[]; };\n", st)
 	fmt.Fprintf(&b, "layout(std430, binding = 1) readonly buffer B { %s b[]; };\n", st)
 	access := "writeonly "
@@ -317,7 +327,11 @@ func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t tiles) string {
 		}
 		for i := range t.TM {
 			for j := range t.TN {
-				w("\t\tacc%d_%d += a%d * b%d;\n", i, j, i, j)
+				if dt.IsComplex() {
+					w("\t\tacc%d_%d += %s;\n", i, j, cfn("cmul", dt, fmt.Sprintf("a%d, b%d", i, j)))
+				} else {
+					w("\t\tacc%d_%d += a%d * b%d;\n", i, j, i, j)
+				}
 			}
 		}
 	}

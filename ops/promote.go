@@ -17,7 +17,10 @@ import (
 //     else the signed dtype twice the unsigned one's width (uint8 with
 //     int8 is int16, uint32 with int32 is int64); uint64 with any signed
 //     dtype has none (no dtype holds both ranges);
-//   - floats: the wider (float16 with float32 is float32).
+//   - floats: the wider (float16 with float32 is float32);
+//   - complex with complex or a float: the complex dtype whose parts hold
+//     both (complex64 with float64 is complex128, complex64 with float16
+//     or float32 is complex64).
 //
 // Integers with floats, and bool with numbers, have no promotion: the op
 // is ErrInvalid, naming both dtypes (Cast one of them). The narrower input
@@ -35,6 +38,8 @@ func ResultType(a, b tensor.Dtype) (tensor.Dtype, bool) {
 		return a, true
 	}
 	switch {
+	case a.IsComplex() || b.IsComplex():
+		return complexResult(a, b)
 	case isFloat(a) && isFloat(b), isSigned(a) && isSigned(b), isUnsigned(a) && isUnsigned(b):
 		if a.Size() >= b.Size() {
 			return a, true
@@ -62,7 +67,7 @@ func ResultType(a, b tensor.Dtype) (tensor.Dtype, bool) {
 
 // promoteErr explains why a and b (different dtypes) have no promotion.
 func promoteErr(what string, a, b tensor.Dtype) string {
-	why := "the array API standard promotes only within a kind (bool, integers, floats)"
+	why := "the array API standard promotes only within a kind (bool, integers, floats and complex)"
 	if (a == tensor.Uint64 && isSigned(b)) || (b == tensor.Uint64 && isSigned(a)) {
 		why = "no integer dtype holds every value of both"
 	}
@@ -86,6 +91,8 @@ func loadAs(src, dst tensor.Dtype, v string) string {
 	switch {
 	case cin == cout:
 		return v
+	case dst.IsComplex() && !src.IsComplex():
+		return fmt.Sprintf("%s(%s(%s), 0)", cout, computeType(dst.Real()), v)
 	case dst == tensor.Int64 && isUnsigned(src):
 		return fmt.Sprintf("int64_t(uint64_t(%s))", v)
 	}

@@ -59,9 +59,11 @@ func reduceBuilder(name string, f func(Owner, *tensor.Tensor, []int, bool, *tens
 //	sum, prod float16, float32, float64     the same (float16 accumulates in float32, rounded once at the end)
 //	          int8..int64, bool             int64 (wraps as int64 does)
 //	          uint8..uint64                 uint64
+//	          complex64, complex128         the same (prod multiplies as complex numbers)
 //	mean      float16, float32, float64     the same; integers are an error: cast first
-//	max, min  every dtype                   the same (bool: logical or / and)
-//	argmax    every dtype                   int64
+//	          complex64, complex128         the same
+//	max, min  every real dtype              the same (bool: logical or / and); complex is an error
+//	argmax    every real dtype              int64; complex is an error
 //
 // Empty reductions: a sum is 0, a prod 1, a mean NaN; max, min and argmax
 // of an empty segment are ErrInvalid (NumPy raises). NaN propagates
@@ -176,11 +178,13 @@ func (op *Op) reduceDtypes(kind reduceKind, mode reduceMode, dt tensor.Dtype) (o
 		// Partials are 0 or 1 (an empty segment's identity, 0xffffffff for
 		// the minimum, becomes true in the last pass).
 		return tensor.Bool, tensor.Uint32, nil
-	case mode == reduceMean && !isFloat(dt):
+	case mode == reduceMean && !isFloat(dt) && !dt.IsComplex():
 		return 0, 0, op.errorf("the mean of %v is not computed: cast to a float dtype first (Cast)", dt)
+	case dt.IsComplex() && kind != kindSum && kind != kindProd:
+		return 0, 0, op.errorf("%v has no order: %s takes real dtypes only", dt, op.name)
 	case kind == kindSum || kind == kindProd:
 		switch {
-		case isFloat(dt):
+		case isFloat(dt), dt.IsComplex():
 			return dt, computeDtype(dt), nil
 		case isUnsigned(dt):
 			return tensor.Uint64, tensor.Uint64, nil

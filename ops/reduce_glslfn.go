@@ -15,6 +15,12 @@ import (
 // accumulator type acc.
 func identity(kind reduceKind, acc tensor.Dtype) string {
 	t := glslType(acc)
+	switch {
+	case acc.IsComplex() && kind == kindProd:
+		return t + "(1, 0)"
+	case acc.IsComplex():
+		return t + "(0)" // complex has no max or min: never used
+	}
 	switch kind {
 	case kindSum:
 		return t + "(0)"
@@ -74,6 +80,11 @@ func combineGLSL(acc tensor.Dtype, subgroup bool) string {
 	}
 	fmt.Fprintf(&b, "\treturn %s(0);\n}\n", t)
 	comb := map[reduceKind]string{kindSum: "a + b", kindProd: "a * b"}
+	if acc.IsComplex() {
+		// Complex products; max and min are never asked of complex.
+		b.WriteString(complexGLSL(acc))
+		comb[kindProd] = cfn("cmul", acc, "a, b")
+	}
 	sg := map[reduceKind]string{kindSum: "subgroupAdd(v)", kindProd: "subgroupMul(v)"}
 	for _, k := range []reduceKind{kindMax, kindMin} {
 		fn, cmp := "Max", ">"

@@ -80,12 +80,7 @@ func ParseAttrs(text []byte) (Attrs, error) {
 // DtypeByName returns the dtype whose String is name ("float32", "bool",
 // ...).
 func DtypeByName(name string) (tensor.Dtype, bool) {
-	for _, dt := range tensor.Dtypes() {
-		if dt.String() == name {
-			return dt, true
-		}
-	}
-	return 0, false
+	return tensor.DtypeByName(name)
 }
 
 // Builder prepares a built-in op: in are its inputs, out its outputs (nil

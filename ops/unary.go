@@ -33,23 +33,16 @@ func init() {
 // unary builds the unary element-wise op name (ewDefs) over x.
 func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
 	def := ewDefs[name]
-	class, expr := def.class, def.expr
 	op, err := newOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
-	if !class.has(dt) {
-		return op.fail(op.unsupported(dt, class.String()))
-	}
-	e, helpers, err := expr(op, dt)
+	e, helpers, err := ewExpr(op, name, def, dt)
 	if err != nil {
 		return op.fail(err)
 	}
-	outDt := dt
-	if def.bool {
-		outDt = tensor.Bool
-	}
+	outDt := ewOutDtype(name, def, dt)
 	ins := []*tensor.Tensor{x}
 	if !strings.Contains(e, "a0") {
 		// A constant (isnan of an integer): the compiler would drop an
@@ -72,13 +65,16 @@ func transcendental(fn string) exprFunc {
 
 // Abs computes |x| element-wise. Dtypes: every numeric dtype; unsigned
 // integers are unchanged, and the most negative signed integer stays as it
-// is (it wraps, as in NumPy).
+// is (it wraps, as in NumPy). For complex64 and complex128 it is the
+// modulus, as float32 or float64 (see complex.go).
 func Abs(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "abs", x, out)
 }
 
 func absExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	switch {
+	case dt.IsComplex():
+		return cfn("cabs", dt, "a0"), complexGLSL(dt), nil
 	case isFloat(dt):
 		return "abs(a0)", "", nil
 	case isSigned(dt):
@@ -87,8 +83,9 @@ func absExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	return "a0", "", nil
 }
 
-// Neg computes -x element-wise. Dtypes: every numeric dtype; integers
-// wrap, unsigned ones included (-1 as uint8 is 255), as in NumPy.
+// Neg computes -x element-wise. Dtypes: every numeric dtype, complex
+// included (both parts negated); integers wrap, unsigned ones included
+// (-1 as uint8 is 255), as in NumPy.
 func Neg(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "neg", x, out)
 }

@@ -69,9 +69,25 @@ func (d Dtype) String() string {
 	return dtypeInfo[d].name
 }
 
-// Dtypes lists every dtype but the complex ones (Complex64, Complex128).
+// Dtypes lists every dtype but the complex ones (Complex64, Complex128):
+// the real dtypes, which every op over "each dtype" (casts, comparisons,
+// reductions) takes alike. ComplexDtypes lists the others.
 func Dtypes() []Dtype {
 	return []Dtype{Float16, Float32, Float64, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Bool}
+}
+
+// ComplexDtypes lists the complex dtypes; with Dtypes, every dtype.
+func ComplexDtypes() []Dtype { return []Dtype{Complex64, Complex128} }
+
+// DtypeByName returns the dtype whose String is name ("float32",
+// "complex64", ...), complex dtypes included.
+func DtypeByName(name string) (Dtype, bool) {
+	for d := Float16; d.Valid(); d++ {
+		if d.String() == name {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // Half is an IEEE 754 binary16 value, stored as its bits.

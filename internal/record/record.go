@@ -168,6 +168,14 @@ func FillWord(d tensor.Dtype, v any) (uint32, error) {
 			bits = 1
 		}
 		got = tensor.Bool
+	case complex64:
+		bits, got = uint64(math.Float32bits(real(x)))|uint64(math.Float32bits(imag(x)))<<32, tensor.Complex64
+	case complex128:
+		re, im := math.Float64bits(real(x)), math.Float64bits(imag(x))
+		if re != im {
+			return 0, core.Invalid("Fill: complex128 value %v has unequal 32-bit words; the GPU fills 32-bit words", v)
+		}
+		bits, got = re, tensor.Complex128
 	default:
 		return 0, core.Invalid("Fill: unsupported value type %T", v)
 	}

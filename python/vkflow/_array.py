@@ -92,13 +92,16 @@ def from_dlpack(x, device=None, copy=None):
 
 def _scalar_dtype(obj):
     """vkflow's default dtype for Python data: bool, int64 for ints, float32
-    for floats (vkflow's default floating-point dtype)."""
+    for floats (vkflow's default floating-point dtype), complex64 for
+    complex numbers (its pair)."""
     if isinstance(obj, bool):
         return "bool"
     if isinstance(obj, numbers.Integral):
         return "int64"
     if isinstance(obj, numbers.Real):
         return "float32"
+    if isinstance(obj, numbers.Complex):
+        return "complex64"
     return None
 
 
@@ -116,6 +119,8 @@ def _host_array(obj, dtype):
     arr = np.asarray(obj, dtype=default)
     if default is None and isinstance(obj, (list, tuple)) and arr.dtype == np.float64:
         arr = arr.astype(np.float32)
+    elif default is None and isinstance(obj, (list, tuple)) and arr.dtype == np.complex128:
+        arr = arr.astype(np.complex64)  # the default complex dtype, as float32 for floats
     return arr
 
 
@@ -137,8 +142,9 @@ def asarray(obj, dtype=None, device=None, copy=None):
 
     ``obj``: a vkflow Tensor, any DLPack producer (NumPy arrays, PyTorch CPU
     tensors), a Python scalar, a (nested) list or tuple, or anything NumPy
-    converts. Python floats become float32, ints int64, bools bool, unless
-    ``dtype`` says otherwise; DLPack producers keep their dtype.
+    converts. Python floats become float32, complex numbers complex64, ints
+    int64, bools bool, unless ``dtype`` says otherwise; DLPack producers keep
+    their dtype.
 
     ``device``: a :class:`Manager`; None keeps a Tensor's own device and uses
     :func:`default_device` for anything else. ``dtype`` converts (a copy).

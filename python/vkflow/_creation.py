@@ -7,10 +7,12 @@ Each takes ``dtype=None`` and ``device=None`` keywords: ``device`` is a
 device for the ``*_like`` functions). Default dtypes are vkflow's, as
 :func:`vkflow.asarray` uses for Python data: float32 for floating point
 (``zeros ones empty eye linspace``, and ``full`` and ``arange`` given a
-float), int64 for integers (``full`` and ``arange`` given ints), bool for
-``full`` given a bool. ``zeros`` and ``empty`` are zero-filled tensors made
-by the library (no host data; ``empty`` is zeros too); the others are built
-with NumPy on the host and uploaded (one copy).
+float), complex64 for ``full`` given a complex (and ``linspace`` given a
+complex start or stop), int64 for integers (``full`` and ``arange`` given
+ints), bool for ``full`` given a bool. Every creation function takes
+``complex64`` and ``complex128``. ``zeros`` and ``empty`` are zero-filled
+tensors made by the library (no host data; ``empty`` is zeros too); the
+others are built with NumPy on the host and uploaded (one copy).
 """
 
 import numbers
@@ -54,6 +56,8 @@ def _python_dtype(value):
         return "int64"
     if isinstance(value, numbers.Real):
         return "float32"
+    if isinstance(value, numbers.Complex):
+        return "complex64"
     return None
 
 
@@ -67,12 +71,12 @@ def _fill_dtype(value, dtype, what):
     else:
         default = _python_dtype(value)
         if default is None:
-            raise TypeError("%s: fill_value must be a bool, int or float, not %s"
+            raise TypeError("%s: fill_value must be a bool, int, float or complex, not %s"
                             % (what, type(value).__name__))
         kind = np.dtype(default).kind
     name = _dtype(dtype, default, what)
     tk = np.dtype(name).kind
-    if (tk == "b" and kind != "b") or (tk in "iu" and kind == "f"):
+    if (tk == "b" and kind != "b") or (tk in "iu" and kind in "fc") or (tk == "f" and kind == "c"):
         raise TypeError("%s: fill value %r does not take dtype %s (give a matching value or "
                         "dtype)" % (what, value, name))
     return name
@@ -92,7 +96,8 @@ def empty(shape, *, dtype=None, device=None):
 
 def full(shape, fill_value, *, dtype=None, device=None):
     """A tensor filled with ``fill_value``; dtype None takes it from the
-    value (bool, int64 or float32). Built on the host and uploaded."""
+    value (bool, int64, float32 or complex64). Built on the host and
+    uploaded."""
     name = _fill_dtype(fill_value, dtype, "full")
     shape = _shape(shape, "full")
     mgr = _device(device, "full")
@@ -125,15 +130,21 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    """``num`` evenly spaced values from start to stop (default float32),
-    computed in float64 on the host, converted and uploaded."""
+    """``num`` evenly spaced values from start to stop (default float32;
+    complex64 for a complex start or stop), computed in float64 (complex128)
+    on the host, converted and uploaded."""
     num = operator.index(num)
     if num < 0:
         raise ValueError("linspace: num must be >= 0, not %d" % num)
-    name = _dtype(dtype, "float32", "linspace")
+    cx = isinstance(start, complex) or isinstance(stop, complex)
+    name = _dtype(dtype, "complex64" if cx else "float32", "linspace")
     np = _numpy()
-    values = np.linspace(float(start), float(stop), num, endpoint=bool(endpoint),
-                         dtype=np.float64)
+    if cx or np.dtype(name).kind == "c":
+        values = np.linspace(complex(start), complex(stop), num, endpoint=bool(endpoint),
+                             dtype=np.complex128)
+    else:
+        values = np.linspace(float(start), float(stop), num, endpoint=bool(endpoint),
+                             dtype=np.float64)
     return _upload(values.astype(name), _device(device, "linspace"))
 
 

@@ -92,6 +92,9 @@ def _scalar_as(x, dtype):
         raise TypeError("a Python number %r with a bool array: cast the array first" % (x,))
     if dtype in _INTEGER and not isinstance(x, numbers.Integral):
         raise TypeError("a Python float %r with a %s array: cast the array first" % (x, dtype))
+    if not isinstance(x, numbers.Real) and not dtype.startswith("complex"):
+        raise TypeError("a Python complex %r with a %s array: cast the array to a complex "
+                        "dtype first" % (x, dtype))
     return x
 
 

@@ -7,18 +7,21 @@
 signed and unsigned with unsigned widen to the larger; an unsigned and a
 signed integer give the smallest signed integer holding both (uint64 with any
 signed integer is an error); floats widen (float16 < float32 < float64,
-float16 being vkflow's addition); integers and floats do not mix. Python
-scalars (as the 2024.12 revision allows) take the dtype of the rest: ``bool``
-with bool, ``int`` with integers and floats, ``float`` with floats.
+float16 being vkflow's addition); complex with complex or a float gives the
+complex dtype whose parts hold both (complex64 with float64 is complex128);
+integers and floats (or complex) do not mix. Python scalars (as the 2024.12
+revision allows) take the dtype of the rest: ``bool`` with bool, ``int`` with
+numbers, ``float`` with floats and complex, ``complex`` with complex.
 """
 
 from ._array import default_device
-from ._dtypes import _FLOAT, _INT, _dtype_name, _numpy, _promote
+from ._dtypes import _COMPLEX, _FLOAT, _INT, _dtype_name, _numpy, _promote
 
 _SIGNED = ("int8", "int16", "int32", "int64")
 _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 _FLOATS = ("float16", "float32", "float64")
-_ALL = ("bool",) + _SIGNED + _UNSIGNED + _FLOATS
+_COMPLEXES = ("complex64", "complex128")
+_ALL = ("bool",) + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEXES
 _DTYPE_NAMES = frozenset(_ALL)
 _STANDARD = tuple(n for n in _ALL if n != "float16")
 
@@ -28,8 +31,8 @@ _KINDS = {
     "unsigned integer": frozenset(_UNSIGNED),
     "integral": frozenset(_INT),
     "real floating": frozenset(_FLOAT),
-    "complex floating": frozenset(),
-    "numeric": frozenset(_INT | _FLOAT),
+    "complex floating": frozenset(_COMPLEX),
+    "numeric": frozenset(_INT | _FLOAT | _COMPLEX),
 }
 
 
@@ -83,8 +86,9 @@ def result_type(*arrays_and_dtypes):
         out = r
     for s in scalars:
         ok = (out == "bool" if isinstance(s, bool)
-              else out in _INT or out in _FLOAT if isinstance(s, int)
-              else out in _FLOAT if isinstance(s, float) else False)
+              else out in _INT or out in _FLOAT or out in _COMPLEX if isinstance(s, int)
+              else out in _FLOAT or out in _COMPLEX if isinstance(s, float)
+              else out in _COMPLEX if isinstance(s, complex) else False)
         if not ok:
             raise TypeError("result_type: a Python %s does not combine with %s"
                             % (type(s).__name__, out))
@@ -134,9 +138,11 @@ class iinfo_object:
 
 
 def finfo(type, /):
-    """The limits of a float dtype (or of an array's dtype) as Python numbers."""
+    """The limits of a float dtype (or of an array's dtype) as Python numbers;
+    for complex64 and complex128, those of their parts' float32 and float64
+    (``dtype`` is then the float dtype, as the standard and NumPy have it)."""
     name = _as_dtype(type, "finfo")
-    if name not in _FLOAT:
+    if name not in _FLOAT and name not in _COMPLEX:
         raise ValueError("finfo: %s is not a floating-point dtype" % name)
     return finfo_object(name)
 
@@ -167,9 +173,9 @@ class Info:
         return [default_device()]
 
     def default_dtypes(self, *, device=None):
-        """float32 for real floats, int64 for integers and indices; vkflow has
-        no complex dtypes (``"complex floating"`` is None)."""
-        return {"real floating": "float32", "complex floating": None,
+        """float32 for real floats, complex64 for complex ones (the pair of
+        float32), int64 for integers and indices."""
+        return {"real floating": "float32", "complex floating": "complex64",
                 "integral": "int64", "indexing": "int64"}
 
     def dtypes(self, *, device=None, kind=None):

@@ -18,9 +18,14 @@ _DTYPE_SIZES = {
     "int8": 1, "int16": 2, "int32": 4, "int64": 8,
     "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8,
     "bool": 1,
+    "complex64": 8, "complex128": 16,
 }
 _FLOAT = {"float16", "float32", "float64"}
 _INT = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+# complex64: two float32 (real, imaginary), complex128: two float64. The
+# default complex dtype is complex64, as the default float is float32.
+_COMPLEX = {"complex64", "complex128"}
+_COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}
 
 
 def _numpy():
@@ -52,7 +57,8 @@ def _memory_kind(memory):
 
 
 def _kind(dtype):
-    return "b" if dtype == "bool" else "f" if dtype in _FLOAT else "i" if dtype in _INT else "?"
+    return "b" if dtype == "bool" else "f" if dtype in _FLOAT else "i" if dtype in _INT else \
+        "c" if dtype in _COMPLEX else "?"
 
 
 _SIGNED = ("int8", "int16", "int32", "int64")
@@ -66,6 +72,13 @@ def _promote(a, b):
     if a == b:
         return a
     ka, kb = _kind(a), _kind(b)
+    if "c" in (ka, kb):
+        # complex with complex or a float: the complex dtype whose parts
+        # hold both; with integers or bool, none.
+        if not {ka, kb} <= {"c", "f"}:
+            return None
+        wide = "float64" in (a, b) or "complex128" in (a, b)
+        return "complex128" if wide else "complex64"
     if ka != kb or ka not in "if":
         return None
     if ka == "f" or a.startswith("u") == b.startswith("u"):

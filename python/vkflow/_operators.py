@@ -19,7 +19,7 @@ the logical operations. docs/PYTHON.md has the full rules.
 import re
 
 from . import _array, ops
-from ._dtypes import _FLOAT, _kind, _numpy, _promote
+from ._dtypes import _COMPLEX, _FLOAT, _kind, _numpy, _promote
 from ._errors import UnsupportedError
 from ._tensor import Tensor
 
@@ -79,11 +79,11 @@ def _operand(x):
     np = _numpy()
     if isinstance(x, (np.ndarray, np.generic)):
         return x, x.dtype.name, x.shape, False
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return x, None, (), True
     if isinstance(x, (list, tuple)):
         arr = np.asarray(x)
-        return (arr, None, arr.shape, True) if arr.dtype.kind in "biuf" else None
+        return (arr, None, arr.shape, True) if arr.dtype.kind in "biufc" else None
     if hasattr(x, "__dlpack__"):
         shape = getattr(x, "shape", None)
         return x, _array._producer_dtype(x), None if shape is None else tuple(shape), False
@@ -100,14 +100,16 @@ def _python_data(value, dtype, sym, pair):
     np = _numpy()
     arr = value if isinstance(value, np.ndarray) else None
     kind = arr.dtype.kind if arr is not None else (
-        "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f")
+        "b" if isinstance(value, bool) else "i" if isinstance(value, int) else
+        "c" if isinstance(value, complex) else "f")
     tk = _kind(dtype)
-    if (tk == "b" and kind != "b") or (tk == "i" and kind == "f"):
+    if (tk == "b" and kind != "b") or (tk == "i" and kind in "fc") or (tk == "f" and kind == "c"):
         what = "Python data" if arr is not None else "a Python %s" % type(value).__name__
         raise TypeError("operator %s: %s and %s: %s does not take the tensor's dtype %s "
                         "(vkflow does not promote; cast the tensor first, e.g. x.astype(%r))"
                         % (sym, _describe(pair[0]), _describe(pair[1]), what, dtype,
-                           "int32" if tk == "b" and kind == "i" else "float32"))
+                           "int32" if tk == "b" and kind == "i" else
+                           "complex64" if kind == "c" else "float32"))
     if tk == "i" and kind == "i":
         info = np.iinfo(dtype)
         lo, hi = (value, value) if arr is None else (
@@ -130,7 +132,7 @@ def _as_dtype(x, dtype):
     """An operand of / converted to dtype (Python scalars stay as they are)."""
     if isinstance(x, Tensor):
         return ops.astype(x, dtype)
-    if isinstance(x, (bool, int, float)) and not hasattr(x, "dtype"):
+    if isinstance(x, (bool, int, float, complex)) and not hasattr(x, "dtype"):
         return x
     return _numpy().asarray(x, dtype=dtype)
 
@@ -138,7 +140,7 @@ def _as_dtype(x, dtype):
 def _true_divide(a, b, dtype, out=None):
     """a / b: integer and bool operands as float64 (float32 where the device
     lacks float64)."""
-    if dtype in _FLOAT:
+    if dtype in _FLOAT or dtype in _COMPLEX:
         return _run("div", "/", (a, b), out)
     try:
         return _run("div", "/", (_as_dtype(a, "float64"), _as_dtype(b, "float64")), out)
@@ -170,7 +172,7 @@ def _apply(self, stem, other, reflected=False, inplace=False):
     dtype = self.dtype
     pair = (other, self) if reflected else (self, other)
     if python:
-        if not (cat == "div" and _kind(dtype) != "f"):  # / casts integer tensors to float
+        if not (cat == "div" and _kind(dtype) not in "fc"):  # / casts integer tensors to float
             value = _python_data(value, dtype, sym, pair)
     elif odt is not None and odt != dtype:
         promoted = _promote(dtype, odt)
@@ -206,7 +208,7 @@ def _apply(self, stem, other, reflected=False, inplace=False):
             return _true_divide(args[0], args[1], dtype)
         return _run(name, sym, args)
     # In place: the result must have self's shape and dtype, as NumPy's out=.
-    if cat == "div" and k != "f":
+    if cat == "div" and k not in "fc":
         raise TypeError("operator %s: cannot cast the float64 result of / to %s with casting "
                         "rule 'same_kind' (use x = x / y)" % (sym, dtype))
     if shape is not None and shape != self.shape:

@@ -64,10 +64,12 @@ _FROM_OPS = {
     "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
     "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "square", "real", "imag", "conj",
 }
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64")
+           "float16", "float32", "float64",
+           "complex64", "complex128")
 globals().update({name: name for name in _DTYPES})
 
 

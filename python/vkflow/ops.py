@@ -21,7 +21,7 @@ logical_or logical_xor logical_not`` (bool only), the classifications ``isnan
 isinf isfinite signbit`` (bool results), ``sign``, the roundings ``floor ceil
 trunc round``, the float functions ``reciprocal expm1 log1p log2 log10 sinh
 cosh asinh acosh atanh hypot copysign logaddexp nextafter``, the trigonometric ``sin cos tan asin
-acos atan atan2``, the comparisons ``equal not_equal less
+acos atan atan2``, ``square``, the complex ``real imag conj``, the comparisons ``equal not_equal less
 less_equal greater greater_equal`` (bool results), ``where``, the unary ``abs
 neg exp log sqrt tanh sigmoid relu`` (``negative``), ``clip``, ``cast`` and
 ``astype``, the reductions ``sum mean max min prod all any argmax`` (``axis``,
@@ -53,7 +53,7 @@ __all__ = [
     "logical_not", "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc",
     "round", "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh",
     "atanh", "hypot", "copysign", "logaddexp", "nextafter", "sin", "cos", "tan", "asin", "acos",
-    "atan", "atan2", "all", "any",
+    "atan", "atan2", "all", "any", "square", "real", "imag", "conj",
     "cast", "astype", "sum", "mean", "max", "min", "prod", "argmax", "matmul", "softmax",
     "transpose", "permute_dims", "strided_copy",
 ]
@@ -290,6 +290,10 @@ asin = _unary("asin", "Inverse sine, in [-pi/2, pi/2], element-wise (floats).")
 acos = _unary("acos", "Inverse cosine, in [0, pi], element-wise (floats).")
 atan = _unary("atan", "Inverse tangent, in [-pi/2, pi/2], element-wise (floats).")
 atan2 = _binary("atan2", "The angle of the point (x2, x1) in [-pi, pi], broadcast (floats).")
+square = _unary("square", "x * x, element-wise (complex too).")
+real = _unary("real", "The real part, element-wise (complex64: float32; real dtypes: x).")
+imag = _unary("imag", "The imaginary part, element-wise (complex64: float32; real dtypes: 0).")
+conj = _unary("conj", "The complex conjugate, element-wise (real dtypes: x).")
 
 
 def clip(x, /, min=None, max=None, *, out=None):
