@@ -128,16 +128,26 @@ void cmTwoSum$S($T a, $T b, out $T s, out $T e) {
 	s = ss;
 	e = ee;
 }
-// a + b*b + c*c, the products and the sum in double length.
+// a + b*b + c*c: the products split exactly (Dekker), the five terms
+// summed as in triple precision (Ogita, Rump and Oishi's SumK, K = 3), so
+// that the result keeps its precision when the terms cancel to far below
+// them (|z| next to 1).
 $T cmSumSq$S($T a, $T b, $T c) {
-	precise $T p = b * b;
-	precise $T q = c * c;
-	$T pl = trigProdErr$S(b, b, p);
-	$T ql = trigProdErr$S(c, c, q);
-	$T s1, e1, s2, e2;
-	cmTwoSum$S(a, p, s1, e1);
-	cmTwoSum$S(s1, q, s2, e2);
-	precise $T v = s2 + (((e1 + e2) + pl) + ql);
+	precise $T t[5];
+	t[0] = a;
+	t[1] = b * b;
+	t[2] = c * c;
+	t[3] = trigProdErr$S(b, b, t[1]);
+	t[4] = trigProdErr$S(c, c, t[2]);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 1; i < 5; i++) {
+			$T s, e;
+			cmTwoSum$S(t[i], t[i - 1], s, e);
+			t[i] = s;
+			t[i - 1] = e;
+		}
+	}
+	precise $T v = (((t[0] + t[1]) + t[2]) + t[3]) + t[4];
 	return v;
 }
 // The logarithm of x in base e (base 0), 2 (1) or 10 (2).
@@ -205,6 +215,8 @@ $V clog1p($V z) {
 	if (isinf(x) || isinf(y)) return $V(cmInf$S(), atan2$S(y, 1.0$L + x));
 	if (isnan(x) || isnan(y)) return cmNan2$S();
 	if (y == 0.0$L && x >= -1.0$L) return $V(log1p$S(x), y);
+	$T u = 1.0$L + x; // exact when |1 + z| < 1/2
+	if (abs(u) < 0.5$L && abs(y) < 0.5$L) return $V(cmLogAbs$S(u, y, 0), atan2$S(y, u));
 	$T a = max(abs(x), abs(y));
 	if (a > $LBIG) return $V(cmLogAbs$S(1.0$L + x, y, 0), atan2$S(y, 1.0$L + x));
 	// |1 + z|^2 - 1 = 2x + x^2 + y^2
@@ -260,7 +272,7 @@ $V cpow($V z, $V w) {
 			n >>= 1;
 			if (n != 0) b = cmMul$S(b, b);
 		}
-		return r;
+		if (cmFinite$S(r.x) && cmFinite$S(r.y)) return r; // else overflow: exp(w log z) below
 	}
 	$V l = clog(z);
 	// w * log z, without 0 * Inf from a zero part of w.

@@ -21,7 +21,7 @@ $V csinh($V z) {
 		return $V(sinh$S(x) * c, cosh$S(x) * s);
 	}
 	// y is Inf or NaN
-	if (x == 0.0$L || isinf(x)) return $V(x, y - y);
+	if (x == 0.0$L || isinf(x)) return $V(x, cmNan$S());
 	return cmNan2$S();
 }
 $V ccosh($V z) {
@@ -38,8 +38,8 @@ $V ccosh($V z) {
 		return $V(cosh$S(x) * c, sinh$S(x) * s);
 	}
 	// y is Inf or NaN
-	if (x == 0.0$L) return $V(y - y, x);
-	if (isinf(x)) return $V(abs(x), y - y);
+	if (x == 0.0$L) return $V(cmNan$S(), x);
+	if (isinf(x)) return $V(abs(x), cmNan$S());
 	return cmNan2$S();
 }
 $V ctanh($V z) {
