@@ -10,7 +10,7 @@
 #          (bench/eager/eager.c: vkflow_op_call_async into a new output,
 #          vkflow_tensor_read, vkflow_tensor_close); against baseline.c's
 #          dispatch1024 (a 1024-element multiply recorded once, submit +
-#          wait), ns/op. Goal (Python): <= 1.5x.
+#          wait), ns/op. Goal (Python): <= 1.3x (issue 23; was 1.5x).
 #   chain  1,000 dependent adds, `x = vkflow.ops.add(x, y)` with a new
 #          output each time, then one read, per op; from Python and from C
 #          (vkflow_op_call_async, one vkflow_tensor_read at the end); against
