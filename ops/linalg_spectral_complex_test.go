@@ -387,3 +387,24 @@ func csMatrixNorm(a []complex128, m, n int, ord string) float64 {
 	}
 	return lo
 }
+
+// TestSVDComplexMutation checks that the tests above can fail: with the
+// conjugate dropped from the complex rotation (jacobiHooks.mutate), the
+// columns no longer become orthogonal and U S Vh is not A.
+func TestSVDComplexMutation(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	defer ops.SetJacobiHooks(0, true)()
+	rng := rand.New(rand.NewPCG(23, 24))
+	const M, N = 6, 4
+	a := csMatrices(rng, tensor.Complex128, "random", 1, M, N)
+	x := cxUpload(t, m, tensor.Complex128, a, M, N)
+	full := false
+	outs := callOp(t, m, "svd", x, ops.Attrs{FullMatrices: &full})
+	u, s, vh := readBack(t, outs[0]), readBack(t, outs[1]), readBack(t, outs[2])
+	for i := range M {
+		for j := range N {
+			u[i*N+j] *= s[j]
+		}
+	}
+	assert.Greater(t, csMaxDiff(csMul(u, vh, M, N, N), a), 1e-3, "the mutated rotation went unnoticed")
+}
