@@ -11,8 +11,8 @@ import (
 // svdvals, pinv, matrix_rank, the spectral matrix norms, eigh and
 // eigvalsh share.
 //
-// Each matrix A (M×N with M >= N: a wide input is transposed as it is
-// loaded) is scaled by 1/max|a_ij| (so squares neither overflow nor
+// Each matrix A (M×N with M >= N: a wide input is transposed, complex:
+// conjugate transposed, as it is loaded) is scaled by 1/max|a_ij| (so squares neither overflow nor
 // underflow early) and copied, column by column, into W. Jacobi rotations
 // of pairs of W's columns, accumulated in V (V = I at first), make W's
 // columns orthogonal: then A V = W, so A = U Σ Vᵀ with σ_j = ||w_j|| and
@@ -20,6 +20,10 @@ import (
 // (with α = ||w_p||², β = ||w_q||²): ζ = (β - α) / 2γ, t = sign(ζ) / (|ζ| +
 // sqrt(1 + ζ²)), c = 1 / sqrt(1 + t²), s = c t; it is applied when |γ| >
 // tol sqrt(αβ), tol = sqrt(M) eps.
+//
+// Complex matrices (W and V of vec2/dvec2) rotate with the phase of γ =
+// w_pᴴ w_q as linalg_spectral_complex_glsl.go describes; α, β, the norms
+// and the scale stay real.
 //
 // A sweep rotates every pair once in the parallel (round-robin) ordering:
 // Np - 1 steps (Np = N rounded up to even; a padding column is skipped),
@@ -152,7 +156,7 @@ func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
 }
 
 // jacobi prepares the decomposition of x's matrices (x: [..., M0, N0],
-// float16, float32 or float64): scaling, the sweeps, the column norms and
+// float16, float32, float64, complex64 or complex128): scaling, the sweeps, the column norms and
 // their order (descending, or ascending for eigh). vectors: accumulate V.
 // eig: x is symmetric and the work is eigh's (see above).
 func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {

@@ -53,15 +53,16 @@ func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
 // SVD computes the singular value decomposition x = U diag(S) Vh of each
 // matrix of x ([..., M, N]; "svd", Attrs.FullMatrices, default true):
 // U [..., M, M] and Vh [..., N, N] when full, else [..., M, K] and
-// [..., K, N] (K = min(M, N)); S [..., K] descending. Float32 and
-// float64; float16 computes in float32. U's and Vh's rows and columns
-// are orthonormal; where singular values are zero (and for the columns a
+// [..., K, N] (K = min(M, N)); S [..., K] descending. Float32, float64,
+// complex64 and complex128; float16 computes in float32. S has the real
+// dtype (float32 for complex64); U and Vh have x's. U's and Vh's rows
+// and columns are orthonormal (unitary for complex x); where singular values are zero (and for the columns a
 // full U adds), U's columns complete an orthonormal basis (Gram-Schmidt,
 // twice, of pseudo-random vectors).
 //
 // One-sided Jacobi (Hestenes), every matrix of the stack in the same
 // dispatches (see linalg_jacobi.go); a wide matrix is decomposed as its
-// transpose. Accuracy: singular values within a few eps·S[0] (tested
+// transpose (complex: its conjugate transpose). Accuracy: singular values within a few eps·S[0] (tested
 // against a CPU reference and NumPy's LAPACK), vectors orthogonal to
 // about sqrt(max(M, N))·eps. NaN in a matrix gives NaN in its results.
 // Completing U loops over M·(U's columns) per invocation, so svd
@@ -216,8 +217,8 @@ func (op *Op) linPerm(dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed
 }
 
 // SVDVals computes the singular values of each matrix of x, descending
-// ("svdvals"): [..., K] for x [..., M, N], K = min(M, N). As SVD without
-// the vectors (whose rotations it skips).
+// ("svdvals"): [..., K] for x [..., M, N], K = min(M, N), of x's real
+// dtype. As SVD without the vectors (whose rotations it skips).
 func SVDVals(o Owner, x *tensor.Tensor, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "svdvals", x)
 	if err != nil {
