@@ -83,8 +83,10 @@ func epsOf(dt tensor.Dtype) float64 {
 // svdWork is a decomposition in progress: the scratch tensors the later
 // kernels read.
 type svdWork struct {
-	dt, acc tensor.Dtype // the input's dtype, the real compute dtype
-	el      linEl        // W's and V's elements: real, or complex (of acc)
+	// dt is the input's dtype, acc the real compute dtype, el W's and
+	// V's elements: real, or complex of acc.
+	dt, acc tensor.Dtype
+	el      linEl
 	batch   []int // the stack's shape
 	B       int   // matrices
 	M0, N0  int   // the input's matrix shape
