@@ -28,9 +28,13 @@ func init() {
 }
 
 // Eigh computes the eigenvalues (ascending, [..., N]) and eigenvectors
-// (as columns, [..., N, N]) of each symmetric matrix of x ([..., N, N];
-// "eigh", two outputs). Only the lower triangle is read, as NumPy's
-// default (UPLO='L'). Float32 and float64; float16 computes in float32.
+// (as columns, [..., N, N]) of each symmetric (complex: Hermitian) matrix
+// of x ([..., N, N]; "eigh", two outputs). Only the lower triangle is
+// read, as NumPy's default (UPLO='L'); for complex x the diagonal's
+// imaginary parts are ignored, as LAPACK's. Float32, float64, complex64
+// and complex128; float16 computes in float32. The eigenvalues have the
+// real dtype (float32 for complex64, float64 for complex128), the
+// eigenvectors x's dtype (unitary for complex x).
 //
 // The method is one-sided Jacobi on A + σI, σ = ||A||_1 (see
 // linalg_jacobi.go), every matrix of the stack in the same dispatches:
@@ -61,7 +65,7 @@ func (op *Op) eigh(x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) error {
 	shape := x.Shape()
 	r := len(shape)
 	dt := x.Dtype()
-	W, err := op.output(w, dt, slices.Clone(shape[:r-1]))
+	W, err := op.output(w, dt.Real(), slices.Clone(shape[:r-1]))
 	if err != nil {
 		return err
 	}
@@ -82,7 +86,7 @@ func (op *Op) eigh(x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) error {
 		return err
 	}
 	B, N := wk.B, wk.N
-	if err := op.linRun(svdValuesGLSL(wk.acc, dt, true), []*tensor.Tensor{wk.s, wk.perm, wk.scale, wk.shift, W}, B*N,
+	if err := op.linRun(svdValuesGLSL(wk.acc, dt.Real(), true), []*tensor.Tensor{wk.s, wk.perm, wk.scale, wk.shift, W}, B*N,
 		uint32(B), uint32(N)); err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 // svdvals, pinv, matrix_rank, the spectral matrix norms, eigh and
 // eigvalsh share.
 //
-// Each matrix A (M×N with M >= N: a wide input is transposed as it is
-// loaded) is scaled by 1/max|a_ij| (so squares neither overflow nor
+// Each matrix A (M×N with M >= N: a wide input is transposed, complex:
+// conjugate transposed, as it is loaded) is scaled by 1/max|a_ij| (so squares neither overflow nor
 // underflow early) and copied, column by column, into W. Jacobi rotations
 // of pairs of W's columns, accumulated in V (V = I at first), make W's
 // columns orthogonal: then A V = W, so A = U Σ Vᵀ with σ_j = ||w_j|| and
@@ -20,6 +20,10 @@ import (
 // (with α = ||w_p||², β = ||w_q||²): ζ = (β - α) / 2γ, t = sign(ζ) / (|ζ| +
 // sqrt(1 + ζ²)), c = 1 / sqrt(1 + t²), s = c t; it is applied when |γ| >
 // tol sqrt(αβ), tol = sqrt(M) eps.
+//
+// Complex matrices (W and V of vec2/dvec2) rotate with the phase of γ =
+// w_pᴴ w_q as linalg_spectral_complex_glsl.go describes; α, β, the norms
+// and the scale stay real.
 //
 // A sweep rotates every pair once in the parallel (round-robin) ordering:
 // Np - 1 steps (Np = N rounded up to even; a padding column is skipped),
@@ -79,7 +83,10 @@ func epsOf(dt tensor.Dtype) float64 {
 // svdWork is a decomposition in progress: the scratch tensors the later
 // kernels read.
 type svdWork struct {
+	// dt is the input's dtype, acc the real compute dtype, el W's and
+	// V's elements: real, or complex of acc.
 	dt, acc tensor.Dtype
+	el      linEl
 	batch   []int // the stack's shape
 	B       int   // matrices
 	M0, N0  int   // the input's matrix shape
@@ -151,15 +158,16 @@ func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
 }
 
 // jacobi prepares the decomposition of x's matrices (x: [..., M0, N0],
-// float16, float32 or float64): scaling, the sweeps, the column norms and
+// float16, float32, float64, complex64 or complex128): scaling, the sweeps, the column norms and
 // their order (descending, or ascending for eigh). vectors: accumulate V.
 // eig: x is symmetric and the work is eigh's (see above).
 func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 	shape := x.Shape()
 	r := len(shape)
 	dt := x.Dtype()
-	acc := computeDtype(dt)
-	w := &svdWork{dt: dt, acc: acc, batch: shape[:r-2], M0: shape[r-2], N0: shape[r-1]}
+	acc := computeDtype(dt.Real())
+	el := linEl{acc: acc, cx: dt.IsComplex()}
+	w := &svdWork{dt: dt, acc: acc, el: el, batch: shape[:r-2], M0: shape[r-2], N0: shape[r-1]}
 	w.B = numel(w.batch)
 	w.M, w.N = w.M0, w.N0
 	if w.N0 > w.M0 {
@@ -188,26 +196,17 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 	w.scale = t(acc, B)
 	flags := t(tensor.Uint32, 2*B)
 	if err == nil {
-		w.W, err = op.temp(acc, append(slices.Clone(w.batch), N, M))
+		w.W, err = op.temp(el.dt(), append(slices.Clone(w.batch), N, M))
 	}
 	if err == nil && vectors {
-		w.V, err = op.temp(acc, append(slices.Clone(w.batch), N, N))
+		w.V, err = op.temp(el.dt(), append(slices.Clone(w.batch), N, N))
 	}
 	w.s = t(acc, B*N)
 	w.perm = t(tensor.Uint32, B*N)
 	if err != nil {
 		return nil, err
 	}
-	// The scale: max |a| = max(max a, -min a).
-	lay := redLayout{m: B, n: w.M0 * w.N0}
-	if err := op.reducePasses(passSpec{kind: kindMax, in: dt, acc: acc, out: acc}, x, nil, lay, mx); err != nil {
-		return nil, err
-	}
-	if err := op.reducePasses(passSpec{kind: kindMin, in: dt, acc: acc, out: acc}, x, nil, lay, mn); err != nil {
-		return nil, err
-	}
-	if err := op.linRun(jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
-		uint32(B), uint32(M), uint32(N)); err != nil {
+	if err := op.jacobiLoad(x, w, eig, mx, mn); err != nil {
 		return nil, err
 	}
 	if eig {
@@ -219,7 +218,7 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 	if vectors {
 		init = append(init, w.V)
 	}
-	if err := op.linRun(jacobiInitGLSL(acc, vectors), init, max(2*B, B*N*N), uint32(B), uint32(N)); err != nil {
+	if err := op.linRun(jacobiInitGLSL(el, vectors), init, max(2*B, B*N*N), uint32(B), uint32(N)); err != nil {
 		return nil, err
 	}
 	if N > 1 {
@@ -227,10 +226,40 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 			return nil, err
 		}
 	}
-	if err := op.linGroups(jacobiNormsGLSL(acc), []*tensor.Tensor{w.W, w.s}, B*N, uint32(B*N), uint32(M)); err != nil {
+	if err := op.linGroups(jacobiNormsGLSL(el), []*tensor.Tensor{w.W, w.s}, B*N, uint32(B*N), uint32(M)); err != nil {
 		return nil, err
 	}
 	return w, op.linRun(jacobiSortGLSL(acc, eig), []*tensor.Tensor{w.s, w.perm}, B*N, uint32(B), uint32(N))
+}
+
+// jacobiLoad scales x's matrices into W (see jacobiLoadGLSL) and sets
+// w.scale: max |a| = max(max a, -min a) for real x (mx, mn: scratch),
+// the largest |a| (hypot-style) for complex x.
+func (op *Op) jacobiLoad(x *tensor.Tensor, w *svdWork, eig bool, mx, mn *tensor.Tensor) error {
+	B, M, N, dt, acc := w.B, w.M, w.N, w.dt, w.acc
+	lay := redLayout{m: B, n: w.M0 * w.N0}
+	if w.el.cx {
+		abs, err := op.temp(acc, []int{lay.m * lay.n})
+		if err != nil {
+			return err
+		}
+		if err := op.normGather(x, lay, false, abs); err != nil {
+			return err
+		}
+		if err := op.reducePasses(passSpec{kind: kindMax, in: acc, acc: acc, out: acc}, abs, nil, lay, mx); err != nil {
+			return err
+		}
+		return op.linRun(jacobiLoadCxGLSL(dt, w.el, w.trans, eig), []*tensor.Tensor{x, mx, w.scale, w.W}, B*N*M,
+			uint32(B), uint32(M), uint32(N))
+	}
+	if err := op.reducePasses(passSpec{kind: kindMax, in: dt, acc: acc, out: acc}, x, nil, lay, mx); err != nil {
+		return err
+	}
+	if err := op.reducePasses(passSpec{kind: kindMin, in: dt, acc: acc, out: acc}, x, nil, lay, mn); err != nil {
+		return err
+	}
+	return op.linRun(jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
+		uint32(B), uint32(M), uint32(N))
 }
 
 // jacobiShift adds σ = ||A||_1 (of the scaled, symmetric A) to W's
@@ -249,7 +278,7 @@ func (op *Op) jacobiShift(w *svdWork) error {
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(linAbsGLSL(w.acc), []*tensor.Tensor{w.W, abs}, B*N*N, uint32(B*N*N)); err != nil {
+	if err := op.linRun(linAbsGLSL(w.el), []*tensor.Tensor{w.W, abs}, B*N*N, uint32(B*N*N)); err != nil {
 		return err
 	}
 	s := passSpec{kind: kindSum, in: w.acc, acc: w.acc, out: w.acc}
@@ -260,7 +289,7 @@ func (op *Op) jacobiShift(w *svdWork) error {
 	if err := op.reducePasses(s, cols, nil, redLayout{m: B, n: N}, w.shift); err != nil {
 		return err
 	}
-	return op.linRun(jacobiAddDiagGLSL(w.acc), []*tensor.Tensor{w.W, w.shift}, B*N, uint32(B), uint32(N))
+	return op.linRun(jacobiAddDiagGLSL(w.el), []*tensor.Tensor{w.W, w.shift}, B*N, uint32(B), uint32(N))
 }
 
 // jacobiSweepsOf adds the sweeps: per sweep, the steps' dispatches and
@@ -280,7 +309,7 @@ func (op *Op) jacobiSweepsOf(w *svdWork, pl jacobiPlan, flags *tensor.Tensor, ve
 	if err != nil {
 		return err
 	}
-	stepK := &repeated{src: jacobiStepGLSL(w.acc, pl, tol, vectors), ts: ts, groups: groups}
+	stepK := &repeated{src: jacobiStepGLSL(w.el, pl, tol, vectors), ts: ts, groups: groups}
 	convK := &repeated{src: jacobiConvGLSL(), ts: []*tensor.Tensor{flags}, groups: cgroups}
 	steps := pl.Np - 1
 	for range jacobiSweeps(w.acc) {

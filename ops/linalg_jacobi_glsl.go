@@ -67,10 +67,10 @@ void main() {
 
 // jacobiInitGLSL: the flags 0 and V = I. Bindings: flags [, V]. Push: B,
 // N.
-func jacobiInitGLSL(acc tensor.Dtype, vectors bool) string {
+func jacobiInitGLSL(el linEl, vectors bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
-	a := glslType(acc)
+	linHead(&b, localSize, el.acc)
+	a := el.t()
 	b.WriteString("layout(std430, binding = 0) writeonly buffer B0 { uint flag[]; };\n")
 	if vectors {
 		fmt.Fprintf(&b, "layout(std430, binding = 1) writeonly buffer B1 { %s v[]; };\n", a)
@@ -84,65 +84,68 @@ void main() {
 		fmt.Fprintf(&b, `	uint nn = p.N * p.N;
 	if (e < p.B * nn) {
 		uint rem = e %% nn;
-		v[e] = rem / p.N == rem %% p.N ? %[1]s(1) : %[1]s(0);
+		v[e] = rem / p.N == rem %% p.N ? %[2]s : %[1]s(0);
 	}
-`, a)
+`, a, el.lit("1"))
 	}
 	b.WriteString("}\n")
 	return b.String()
 }
 
-// linAbsGLSL: y = |x|. Bindings: x, y. Push: n.
-func linAbsGLSL(acc tensor.Dtype) string {
+// linAbsGLSL: y = |x| (y real). Bindings: x, y. Push: n.
+func linAbsGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
+	linHead(&b, localSize, el.acc)
+	b.WriteString(el.helpers())
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
-layout(std430, binding = 1) writeonly buffer B1 { %[1]s y[]; };
+layout(std430, binding = 1) writeonly buffer B1 { %[2]s y[]; };
 layout(push_constant) uniform P { uint n; } p;
 void main() {
 	uint e = gid();
-	if (e < p.n) y[e] = abs(x[e]);
+	if (e < p.n) y[e] = %[3]s;
 }
-`, glslType(acc))
+`, el.t(), el.r(), el.abs("x[e]"))
 	return b.String()
 }
 
 // jacobiAddDiagGLSL: W's diagonal += shift (square W). Bindings: W,
 // shift. Push: B, N.
-func jacobiAddDiagGLSL(acc tensor.Dtype) string {
+func jacobiAddDiagGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
+	linHead(&b, localSize, el.acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %[1]s w[]; };
-layout(std430, binding = 1) readonly buffer B1 { %[1]s shift[]; };
+layout(std430, binding = 1) readonly buffer B1 { %[2]s shift[]; };
 layout(push_constant) uniform P { uint B; uint N; } p;
 void main() {
 	uint e = gid();
 	if (e >= p.B * p.N) return;
 	uint b = e / p.N, j = e %% p.N;
-	w[b * p.N * p.N + j * p.N + j] += shift[b];
+	w[b * p.N * p.N + j * p.N + j] += %[3]s;
 }
-`, glslType(acc))
+`, el.t(), el.r(), el.fromReal("shift[b]"))
 	return b.String()
 }
 
-// jacobiStepGLSL: steps s0..s1-1 of a sweep (see linalg_jacobi.go).
+// jacobiStepGLSL: steps s0..s1-1 of a sweep (see linalg_jacobi.go; for
+// complex elements the rotation of linalg_spectral_complex_glsl.go).
 // Bindings: W, flags [, V]. Push: B, M, N, Np, G, s0, s1.
-func jacobiStepGLSL(acc tensor.Dtype, pl jacobiPlan, tol float64, vectors bool) string {
+func jacobiStepGLSL(el linEl, pl jacobiPlan, tol float64, vectors bool) string {
 	var b strings.Builder
-	linHead(&b, pl.L, acc)
-	a := glslType(acc)
+	linHead(&b, pl.L, el.acc)
+	b.WriteString(el.helpers())
+	a, t := el.r(), el.t()
 	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %[1]s w[]; };
 layout(std430, binding = 1) buffer B1 { uint flag[]; };
-`, a)
+`, t)
 	if vectors {
-		fmt.Fprintf(&b, "layout(std430, binding = 2) buffer B2 { %s v[]; };\n", a)
+		fmt.Fprintf(&b, "layout(std430, binding = 2) buffer B2 { %s v[]; };\n", t)
 	}
 	fmt.Fprintf(&b, `layout(push_constant) uniform P { uint B; uint M; uint N; uint Np; uint G; uint s0; uint s1; } p;
 const uint R = %[2]du, PP = %[3]du;
 const %[1]s TOL = %[4]s;
-`, a, pl.R, pl.P, linLit(acc, tol))
+`, a, pl.R, pl.P, linLit(el.acc, tol))
 	if pl.R > 1 {
-		fmt.Fprintf(&b, "shared %[1]s sa[%[2]d], sb[%[2]d], sg[%[2]d];\n", a, pl.L)
+		fmt.Fprintf(&b, "shared %[1]s sa[%[3]d], sb[%[3]d];\nshared %[2]s sg[%[3]d];\n", a, t, pl.L)
 	}
 	fmt.Fprintf(&b, `void main() {
 	uint g = wgid();
@@ -158,14 +161,15 @@ const %[1]s TOL = %[4]s;
 		uint a1 = k == 0u ? n1 : (st + n1 - k %% n1) %% n1;
 		uint pc = min(a0, a1), qc = max(a0, a1);
 		bool act = k < p.Np / 2u && qc < p.N;
-		%[1]s al = %[1]s(0), be = %[1]s(0), ga = %[1]s(0);
+		%[1]s al = %[1]s(0), be = %[1]s(0);
+		%[2]s ga = %[2]s(0);
 		if (act) {
 			for (uint i = r; i < p.M; i += R) {
-				%[1]s x = w[wb + pc * p.M + i], y = w[wb + qc * p.M + i];
-				al += x * x; be += y * y; ga += x * y;
+				%[2]s x = w[wb + pc * p.M + i], y = w[wb + qc * p.M + i];
+				al += %[3]s; be += %[4]s; ga += %[5]s;
 			}
 		}
-`, a)
+`, a, t, el.norm2("x"), el.norm2("y"), el.cjmul("x", "y"))
 	if pl.R > 1 {
 		b.WriteString(`		sa[lid] = al; sb[lid] = be; sg[lid] = ga;
 		barrier();
@@ -176,32 +180,48 @@ const %[1]s TOL = %[4]s;
 		al = sa[lid - r]; be = sb[lid - r]; ga = sg[lid - r];
 `)
 	}
-	wq := "s * x + c * y"
-	if jacobiHooks.mutate {
+	// Real: ζ = (β - α) / 2γ and x' = c x - s y, y' = s x + c y. Complex:
+	// ζ = (β - α) / 2|γ|, e = γ/|γ|, x' = c x - s ē y, y' = s e x + c y.
+	ze, pre := "(be - al) / (%[1]s(2) * ga)", ""
+	wp, wq := "c * x - s * y", "s * x + c * y"
+	if el.cx {
+		ze = "(be - al) / (%[1]s(2) * ag)"
+		pre = fmt.Sprintf("%[1]s se = (s / ag) * ga, sc = %[2]s;\n", t, el.conj("se"))
+		wp, wq = "c * x - "+el.mul("sc", "y"), el.mul("se", "x")+" + c * y"
+		if jacobiHooks.mutate {
+			wp = "c * x - " + el.mul("se", "y") // the conjugate dropped
+		}
+	} else if jacobiHooks.mutate {
 		wq = "s * x - c * y"
 	}
-	fmt.Fprintf(&b, `		if (act && abs(ga) > TOL * sqrt(al) * sqrt(be)) {
-			%[1]s ze = (be - al) / (%[1]s(2) * ga);
+	fmt.Fprintf(&b, `		%[1]s ag = %[3]s;
+		if (act && ag > TOL * sqrt(al) * sqrt(be)) {
+			%[1]s ze = `+ze+`;
 			%[1]s az = abs(ze);
 			%[1]s t = az > %[1]s(1e15) ? %[1]s(0.5) / ze : (ze < %[1]s(0) ? %[1]s(-1) : %[1]s(1)) / (az + sqrt(%[1]s(1) + ze * ze));
 			%[1]s c = %[1]s(1) / sqrt(%[1]s(1) + t * t), s = c * t;
 			if (s != %[1]s(0)) {
 				rot = true;
+				%[4]s
 				for (uint i = r; i < p.M; i += R) {
 					uint ip = wb + pc * p.M + i, iq = wb + qc * p.M + i;
-					%[1]s x = w[ip], y = w[iq];
-					w[ip] = c * x - s * y;
-					w[iq] = %[2]s;
+					%[2]s x = w[ip], y = w[iq];
+					w[ip] = %[5]s;
+					w[iq] = %[6]s;
 				}
-`, a, wq)
+`, a, t, el.abs("ga"), pre, wp, wq)
 	if vectors {
+		wq := "s * x + c * y"
+		if el.cx {
+			wq = el.mul("se", "x") + " + c * y"
+		}
 		fmt.Fprintf(&b, `				for (uint i = r; i < p.N; i += R) {
 					uint ip = vb + pc * p.N + i, iq = vb + qc * p.N + i;
 					%[1]s x = v[ip], y = v[iq];
-					v[ip] = c * x - s * y;
-					v[iq] = s * x + c * y;
+					v[ip] = %[2]s;
+					v[iq] = %[3]s;
 				}
-`, a)
+`, t, wp, wq)
 	}
 	b.WriteString(`			}
 		}
@@ -233,10 +253,10 @@ void main() {
 
 // jacobiNormsGLSL: s = the norms of W's columns, a workgroup of 64 per
 // column. Bindings: W, s. Push: columns, M.
-func jacobiNormsGLSL(acc tensor.Dtype) string {
+func jacobiNormsGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, 64, acc)
-	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s w[]; };
+	linHead(&b, 64, el.acc)
+	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[2]s w[]; };
 layout(std430, binding = 1) writeonly buffer B1 { %[1]s s[]; };
 layout(push_constant) uniform P { uint cols; uint M; } p;
 shared %[1]s red[64];
@@ -246,8 +266,8 @@ void main() {
 	uint lid = gl_LocalInvocationID.x;
 	%[1]s sum = %[1]s(0);
 	for (uint i = lid; i < p.M; i += 64u) {
-		%[1]s x = w[c * p.M + i];
-		sum += x * x;
+		%[2]s x = w[c * p.M + i];
+		sum += %[3]s;
 	}
 	red[lid] = sum;
 	barrier();
@@ -257,7 +277,7 @@ void main() {
 	}
 	if (lid == 0u) s[c] = sqrt(red[0]);
 }
-`, glslType(acc))
+`, el.r(), el.t(), el.norm2("x"))
 	return b.String()
 }
 

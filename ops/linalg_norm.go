@@ -45,8 +45,10 @@ func init() {
 // the sum of |x|. Other ords scale by the largest |x| (the smallest for
 // negative ords) first, so neither |x|^ord nor the sum overflows or
 // underflows early: the 2-norm of 1e30s is right in float32. Float16,
-// float32 and float64 (float16 computes in float32); the result has x's
-// dtype. Reductions of no elements give 0 for ord >= 0 (and inf) and are
+// float32, float64, complex64 and complex128 (float16 computes in
+// float32; |z| of a complex z is hypot-style, without overflow); the
+// result has x's real dtype (float32 for complex64, float64 for
+// complex128). Reductions of no elements give 0 for ord >= 0 (and inf) and are
 // an error otherwise.
 //
 // The op is a gather of |x| into rows of the reduced elements, the
@@ -62,13 +64,10 @@ func VectorNorm(o Owner, x *tensor.Tensor, axes []int, keepDims bool, ord float6
 
 func (op *Op) normDtype(x *tensor.Tensor) error {
 	dt := x.Dtype()
-	switch {
-	case dt == tensor.Complex64 || dt == tensor.Complex128:
-		return core.Unsupported("ops.%s: complex dtypes (%v) are not supported yet", op.name, dt)
-	case !isFloat(dt):
-		return op.unsupported(dt, "float16 (computed in float32), float32, float64")
+	if !isFloat(dt) && !dt.IsComplex() {
+		return op.unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
 	}
-	return op.requireDtypes(dt, computeDtype(dt))
+	return op.requireDtypes(dt, computeDtype(dt.Real()))
 }
 
 func (op *Op) vectorNorm(x *tensor.Tensor, axes []int, keepDims bool, ord float64, out *tensor.Tensor) error {
@@ -80,7 +79,7 @@ func (op *Op) vectorNorm(x *tensor.Tensor, axes []int, keepDims bool, ord float6
 	if err != nil {
 		return err
 	}
-	y, err := op.output(out, x.Dtype(), reducedShape(shape, ax, keepDims))
+	y, err := op.output(out, x.Dtype().Real(), reducedShape(shape, ax, keepDims))
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func (op *Op) normRows(x *tensor.Tensor, lay redLayout, ord float64, y *tensor.T
 		}
 		return op.zeros(y)
 	}
-	dt := x.Dtype()
+	dt := y.Dtype()
 	acc := computeDtype(dt)
 	t, err := op.temp(acc, []int{lay.m * lay.n})
 	if err != nil {
@@ -171,8 +170,9 @@ func (op *Op) normGather(x *tensor.Tensor, lay redLayout, nonzero bool, t *tenso
 // Frobenius norm, "nuc" the sum of the singular values, "1"/"-1" the
 // largest/smallest column sum of |x|, "inf"/"-inf" the largest/smallest
 // row sum, "2"/"-2" the largest/smallest singular value. The result has
-// x's dtype and the stack's shape (keepdims: [..., 1, 1]). Float16,
-// float32 and float64 (float16 computes in float32). The singular values
+// x's real dtype and the stack's shape (keepdims: [..., 1, 1]). Float16,
+// float32, float64, complex64 and complex128 (float16 computes in
+// float32; complex entries count as |z|). The singular values
 // come from the one-sided Jacobi SVD (see SVD); the other norms from
 // reductions (see VectorNorm). Matrices of no elements have "fro" and
 // "nuc" norms of 0; the other ords refuse them.
@@ -213,7 +213,7 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 	if keepDims {
 		oshape = append(oshape, 1, 1)
 	}
-	y, err := op.output(out, x.Dtype(), oshape)
+	y, err := op.output(out, x.Dtype().Real(), oshape)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 		if err != nil {
 			return err
 		}
-		acc := computeDtype(x.Dtype())
+		acc := computeDtype(y.Dtype())
 		t, err := op.temp(acc, []int{lay.m * lay.n})
 		if err != nil {
 			return err
@@ -267,11 +267,11 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 		if ord[0] == '-' {
 			k = kindMin
 		}
-		return op.reducePasses(passSpec{kind: k, in: acc, acc: acc, out: x.Dtype()}, sums, nil, redLayout{m: B, n: keep}, y)
+		return op.reducePasses(passSpec{kind: k, in: acc, acc: acc, out: y.Dtype()}, sums, nil, redLayout{m: B, n: keep}, y)
 	}
 	w, err := op.jacobi(x, false, false)
 	if err != nil {
 		return err
 	}
-	return op.linRun(normSingularGLSL(w.acc, x.Dtype(), ord), []*tensor.Tensor{w.s, w.perm, w.scale, y}, B, uint32(B), uint32(w.N))
+	return op.linRun(normSingularGLSL(w.acc, y.Dtype(), ord), []*tensor.Tensor{w.s, w.perm, w.scale, y}, B, uint32(B), uint32(w.N))
 }

@@ -9,11 +9,14 @@ import (
 
 // GLSL of the norms (linalg_norm.go).
 
-// normGatherGLSL: t[e] = |x| (or x != 0) of element e of the rows, x read
+// normGatherGLSL: t[e] = |x| (hypot-style for complex x) or x != 0 of element e of the rows, x read
 // through dims and strides (rank of them). Push: n, dims, strides.
 func normGatherGLSL(dt, acc tensor.Dtype, rank int, nonzero bool) string {
 	var b strings.Builder
 	linHead(&b, localSize, dt, acc)
+	if dt.IsComplex() {
+		b.WriteString(complexGLSL(dt))
+	}
 	a := glslType(acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) writeonly buffer B1 { %[2]s t[]; };
@@ -26,9 +29,14 @@ void main() {
 	for d := rank - 1; d >= 0; d-- {
 		fmt.Fprintf(&b, "\td = r %% p.dims[%d]; r /= p.dims[%d]; src += d * p.st[%d];\n", d, d, d)
 	}
-	if nonzero {
+	switch {
+	case nonzero && dt.IsComplex():
+		fmt.Fprintf(&b, "\t%[2]s v = x[src];\n\tt[e] = v != %[2]s(0) ? %[1]s(1) : %[1]s(0);\n}\n", a, glslType(dt))
+	case nonzero:
 		fmt.Fprintf(&b, "\t%[1]s v = %[1]s(x[src]);\n\tt[e] = v != %[1]s(0) ? %[1]s(1) : %[1]s(0);\n}\n", a)
-	} else {
+	case dt.IsComplex():
+		fmt.Fprintf(&b, "\tt[e] = %s;\n}\n", cfn("cabs", dt, "x[src]"))
+	default:
 		fmt.Fprintf(&b, "\tt[e] = abs(%s(x[src]));\n}\n", a)
 	}
 	return b.String()

@@ -42,8 +42,9 @@ func rtolInput(in []*tensor.Tensor) *tensor.Tensor {
 // (linalg_jacobi.go) and a batched matmul. The cutoff rtol is a float
 // (Attrs.Rtol), or a tensor of one per matrix (a second input of the
 // stack's shape, or of one element), or by default max(M, N)·eps of x's
-// dtype, as the array API gives it. Float32 and float64; float16
-// computes in float32.
+// (real) dtype, as the array API gives it. Float32, float64, complex64
+// and complex128 (V diag(1/σ) Uᴴ, x's dtype); float16 computes in
+// float32.
 func Pinv(o Owner, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) (*Op, error) {
 	ins := []*tensor.Tensor{x}
 	if rtolT != nil {
@@ -74,7 +75,7 @@ func MatrixRank(o Owner, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Ten
 func (op *Op) cutoff(x, rtolT *tensor.Tensor, rtol *float64) (float64, error) {
 	shape := x.Shape()
 	r := len(shape)
-	def := float64(max(shape[r-2], shape[r-1])) * epsOf(x.Dtype())
+	def := float64(max(shape[r-2], shape[r-1])) * epsOf(x.Dtype().Real())
 	if rtol != nil {
 		def = *rtol
 	}
@@ -134,23 +135,29 @@ func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) e
 	if err := op.linRun(rankGLSL(w.acc, rtolType(rtolT), false), rankTensors(w, rtolT, d, false), B, uint32(B), uint32(N), rtolLen(rtolT), float32(def)); err != nil {
 		return err
 	}
-	// Not transposed: pinv = (V D) Wᵀ, Z[i][r] = V_ir d_r, then Z times
-	// W stored as rows. Transposed: pinv = (W D) Vᵀ.
+	// Not transposed: pinv = (V D) Wᴴ, Z[i][r] = V_ir d_r, then Z times
+	// W stored as rows (conjugated for complex). Transposed (the work is
+	// xᴴ): pinv = (W D) Vᴴ.
 	var z, rhs *tensor.Tensor
 	if !w.trans {
 		z, rhs = w.V, w.W
 	} else {
 		z, rhs = w.W, w.V
 	}
+	if w.el.cx {
+		if err := op.linRun(linConjGLSL(rhs.Dtype()), []*tensor.Tensor{rhs}, rhs.Len(), uint32(rhs.Len())); err != nil {
+			return err
+		}
+	}
 	zr := z.Shape()[len(z.Shape())-1] // the rows of Z: the vectors' length
-	zs, err := op.temp(w.acc, append(slices.Clone(batch), zr, N))
+	zs, err := op.temp(w.el.dt(), append(slices.Clone(batch), zr, N))
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(pinvScaleGLSL(w.acc), []*tensor.Tensor{z, d, zs}, B*zr*N, uint32(B), uint32(zr), uint32(N)); err != nil {
+	if err := op.linRun(pinvScaleGLSL(w.el), []*tensor.Tensor{z, d, zs}, B*zr*N, uint32(B), uint32(zr), uint32(N)); err != nil {
 		return err
 	}
-	if dt == w.acc {
+	if dt == w.el.dt() {
 		return op.matmul(zs, rhs, out, tiles{})
 	}
 	// float16: the product in float32, then rounded into the output.
@@ -280,13 +287,14 @@ void main() {
 }
 
 // pinvScaleGLSL: Z[b][i][r] = src[b][r][i] * d[b][r] (the vectors of src
-// as Z's columns, scaled). Bindings: src, d, Z. Push: B, rows, N.
-func pinvScaleGLSL(acc tensor.Dtype) string {
+// as Z's columns, scaled by real d). Bindings: src, d, Z. Push: B, rows,
+// N.
+func pinvScaleGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
-	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s src[]; };
+	linHead(&b, localSize, el.acc)
+	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[2]s src[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[1]s d[]; };
-layout(std430, binding = 2) writeonly buffer B2 { %[1]s z[]; };
+layout(std430, binding = 2) writeonly buffer B2 { %[2]s z[]; };
 layout(push_constant) uniform P { uint B; uint rows; uint N; } p;
 void main() {
 	uint e = gid();
@@ -295,7 +303,7 @@ void main() {
 	uint b = e / mat, rem = e %% mat, i = rem / p.N, r = rem %% p.N;
 	z[e] = src[(b * p.N + r) * p.rows + i] * d[b * p.N + r];
 }
-`, glslType(acc))
+`, el.r(), el.t())
 	return b.String()
 }
 

@@ -29,17 +29,15 @@ func init() {
 	})
 }
 
-// checkMatrices checks the input of a linalg op: a stack of matrices
-// ([..., M, N]) of a real floating-point dtype the device computes in.
+// checkMatrices checks the input of a spectral linalg op: a stack of
+// matrices ([..., M, N]) of a floating-point or complex dtype the device
+// computes in.
 func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
 	dt := x.Dtype()
-	switch {
-	case dt == tensor.Complex64 || dt == tensor.Complex128:
-		return core.Unsupported("ops.%s: complex dtypes (%v) are not supported yet", op.name, dt)
-	case !isFloat(dt):
-		return op.unsupported(dt, "float16 (computed in float32), float32, float64")
+	if !isFloat(dt) && !dt.IsComplex() {
+		return op.unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
 	}
-	if err := op.requireDtypes(dt, computeDtype(dt)); err != nil {
+	if err := op.requireDtypes(dt, computeDtype(dt.Real())); err != nil {
 		return err
 	}
 	shape := x.Shape()
@@ -55,15 +53,16 @@ func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
 // SVD computes the singular value decomposition x = U diag(S) Vh of each
 // matrix of x ([..., M, N]; "svd", Attrs.FullMatrices, default true):
 // U [..., M, M] and Vh [..., N, N] when full, else [..., M, K] and
-// [..., K, N] (K = min(M, N)); S [..., K] descending. Float32 and
-// float64; float16 computes in float32. U's and Vh's rows and columns
-// are orthonormal; where singular values are zero (and for the columns a
+// [..., K, N] (K = min(M, N)); S [..., K] descending. Float32, float64,
+// complex64 and complex128; float16 computes in float32. S has the real
+// dtype (float32 for complex64); U and Vh have x's. U's and Vh's rows
+// and columns are orthonormal (unitary for complex x); where singular values are zero (and for the columns a
 // full U adds), U's columns complete an orthonormal basis (Gram-Schmidt,
 // twice, of pseudo-random vectors).
 //
 // One-sided Jacobi (Hestenes), every matrix of the stack in the same
 // dispatches (see linalg_jacobi.go); a wide matrix is decomposed as its
-// transpose. Accuracy: singular values within a few eps·S[0] (tested
+// transpose (complex: its conjugate transpose). Accuracy: singular values within a few eps·S[0] (tested
 // against a CPU reference and NumPy's LAPACK), vectors orthogonal to
 // about sqrt(max(M, N))·eps. NaN in a matrix gives NaN in its results.
 // Completing U loops over M·(U's columns) per invocation, so svd
@@ -94,7 +93,7 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	S, err := op.output(s, dt, append(slices.Clone(batch), K))
+	S, err := op.output(s, dt.Real(), append(slices.Clone(batch), K))
 	if err != nil {
 		return err
 	}
@@ -141,6 +140,7 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 		}
 		return op.linPerm(dt, w.V, w.perm, Vh, false, B, N, N, N, N)
 	}
+	// The work matrix is x^H = U' S V'^H: x = V' S U'^H.
 	if err := op.linPerm(dt, w.V, w.perm, U, true, B, N, N, N, N); err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 
 // svdValues writes the singular values, descending, into S.
 func (op *Op) svdValues(w *svdWork, S *tensor.Tensor) error {
-	return op.linRun(svdValuesGLSL(w.acc, w.dt, false), []*tensor.Tensor{w.s, w.perm, w.scale, S}, w.B*w.N,
+	return op.linRun(svdValuesGLSL(w.acc, w.dt.Real(), false), []*tensor.Tensor{w.s, w.perm, w.scale, S}, w.B*w.N,
 		uint32(w.B), uint32(w.N))
 }
 
@@ -167,7 +167,7 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	if cost > jacobiHardCap {
 		return nil, core.Unsupported("ops.%s: %d×%d matrices: completing U (%d×%d) is past what one dispatch covers", op.name, w.M0, w.N0, M, Mc)
 	}
-	uw, err := op.temp(w.acc, []int{B * Mc * M})
+	uw, err := op.temp(w.el.dt(), []int{B * Mc * M})
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	coef, err := op.temp(w.acc, []int{B * Mc})
+	coef, err := op.temp(w.el.dt(), []int{B * Mc})
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	if w.acc == tensor.Float64 {
 		thresh = 1e-140
 	}
-	if err := op.linRun(svdUGLSL(w.acc, thresh), []*tensor.Tensor{w.W, w.s, w.perm, uw, need}, B*Mc*M,
+	if err := op.linRun(svdUGLSL(w.el, thresh), []*tensor.Tensor{w.W, w.s, w.perm, uw, need}, B*Mc*M,
 		uint32(B), uint32(M), uint32(N), uint32(Mc)); err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &repeated{src: svdCompleteGLSL(w.acc, lc), ts: []*tensor.Tensor{uw, need, coef}, groups: groups}
+	k := &repeated{src: svdCompleteGLSL(w.el, lc), ts: []*tensor.Tensor{uw, need, coef}, groups: groups}
 	for c0 := 0; c0 < Mc; c0 += per {
 		if err := op.again(k, uint32(B), uint32(M), uint32(Mc), uint32(c0), uint32(min(Mc, c0+per))); err != nil {
 			return nil, err
@@ -204,20 +204,21 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 // linPerm writes out[b] from the k vectors of n elements of src[b] (each
 // matrix of cnt vectors), the r-th being vector perm[b*N + r] (or r
 // without perm): as out's columns (transposed: out[b][i][r]) or rows
-// (out[b][r][i]).
+// (out[b][r][i]; conjugated for complex dtypes: the rows of a matrix's
+// conjugate transpose).
 func (op *Op) linPerm(dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed bool, B, n, k, cnt, N int) error {
 	ts := []*tensor.Tensor{src}
 	if perm != nil {
 		ts = append(ts, perm)
 	}
 	ts = append(ts, out)
-	return op.linRun(linPermGLSL(src.Dtype(), dt, transposed, perm != nil), ts, B*k*n,
+	return op.linRun(linPermGLSL(src.Dtype(), dt, transposed, perm != nil, dt.IsComplex() && !transposed), ts, B*k*n,
 		uint32(B), uint32(n), uint32(k), uint32(cnt), uint32(N))
 }
 
 // SVDVals computes the singular values of each matrix of x, descending
-// ("svdvals"): [..., K] for x [..., M, N], K = min(M, N). As SVD without
-// the vectors (whose rotations it skips).
+// ("svdvals"): [..., K] for x [..., M, N], K = min(M, N), of x's real
+// dtype. As SVD without the vectors (whose rotations it skips).
 func SVDVals(o Owner, x *tensor.Tensor, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "svdvals", x)
 	if err != nil {
@@ -232,7 +233,7 @@ func (op *Op) svdvals(x *tensor.Tensor, out *tensor.Tensor) error {
 	}
 	shape := x.Shape()
 	r := len(shape)
-	S, err := op.output(out, x.Dtype(), append(slices.Clone(shape[:r-2]), min(shape[r-2], shape[r-1])))
+	S, err := op.output(out, x.Dtype().Real(), append(slices.Clone(shape[:r-2]), min(shape[r-2], shape[r-1])))
 	if err != nil {
 		return err
 	}

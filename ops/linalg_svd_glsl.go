@@ -19,9 +19,9 @@ void main() {
 	uint e = gid();
 	if (e >= p.total) return;
 	uint rem = e %% (p.n * p.n);
-	y[e] = %[1]s(rem / p.n == rem %% p.n ? 1.0 : 0.0);
+	y[e] = rem / p.n == rem %% p.n ? %[2]s : %[1]s(0);
 }
-`, glslType(dt))
+`, glslType(dt), linEl{acc: dt.Real(), cx: dt.IsComplex()}.lit("1"))
 	return b.String()
 }
 
@@ -59,13 +59,13 @@ void main() {
 // svdUGLSL: the work U's columns in rank order: w/σ where σ > thresh,
 // else 0 and marked for completion (as the columns past N). Bindings: W,
 // s, perm, U, need. Push: B, M, N, Mc.
-func svdUGLSL(acc tensor.Dtype, thresh float64) string {
+func svdUGLSL(el linEl, thresh float64) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
-	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s w[]; };
+	linHead(&b, localSize, el.acc)
+	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[3]s w[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[1]s s[]; };
 layout(std430, binding = 2) readonly buffer B2 { uint perm[]; };
-layout(std430, binding = 3) writeonly buffer B3 { %[1]s u[]; };
+layout(std430, binding = 3) writeonly buffer B3 { %[3]s u[]; };
 layout(std430, binding = 4) writeonly buffer B4 { uint need[]; };
 layout(push_constant) uniform P { uint B; uint M; uint N; uint Mc; } p;
 void main() {
@@ -74,7 +74,7 @@ void main() {
 	if (e >= p.B * mat) return;
 	uint b = e / mat, rem = e %% mat, r = rem / p.M, i = rem %% p.M;
 	bool good = false;
-	%[1]s v = %[1]s(0);
+	%[3]s v = %[3]s(0);
 	if (r < p.N) {
 		uint col = perm[b * p.N + r];
 		%[1]s sv = s[b * p.N + col];
@@ -84,7 +84,7 @@ void main() {
 	u[e] = v;
 	if (i == 0u) need[b * p.Mc + r] = good ? 0u : 1u;
 }
-`, glslType(acc), linLit(acc, thresh))
+`, el.r(), linLit(el.acc, thresh), el.t())
 	return b.String()
 }
 
@@ -93,12 +93,13 @@ void main() {
 // against every other column (those still to complete are zero), then
 // normalized. A workgroup of lc per matrix. Bindings: U, need, coef.
 // Push: B, M, Mc, c0, c1.
-func svdCompleteGLSL(acc tensor.Dtype, lc int) string {
+func svdCompleteGLSL(el linEl, lc int) string {
 	var b strings.Builder
-	linHead(&b, lc, acc)
-	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %[1]s u[]; };
+	linHead(&b, lc, el.acc)
+	b.WriteString(el.helpers())
+	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %[3]s u[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint need[]; };
-layout(std430, binding = 2) buffer B2 { %[1]s coef[]; };
+layout(std430, binding = 2) buffer B2 { %[3]s coef[]; };
 layout(push_constant) uniform P { uint B; uint M; uint Mc; uint c0; uint c1; } p;
 const uint LC = %[2]du;
 shared %[1]s red[LC];
@@ -116,30 +117,30 @@ void main() {
 		uint cr = base + r * p.M;
 		for (uint i = lid; i < p.M; i += LC) {
 			uint h = mix32(i * 0x9e3779b1u + (r + 1u) * 0x85ebca77u);
-			u[cr + i] = %[1]s(float(h >> 8) * (1.0 / 16777216.0) - 0.5);
+			u[cr + i] = %[3]s(float(h >> 8) * (1.0 / 16777216.0) - 0.5);
 		}
 		memoryBarrierBuffer();
 		barrier();
 		for (uint pass = 0u; pass < 2u; pass++) {
 			for (uint k = lid; k < p.Mc; k += LC) {
-				%[1]s d = %[1]s(0);
+				%[3]s d = %[3]s(0);
 				if (k != r) {
-					for (uint i = 0u; i < p.M; i++) d += u[base + k * p.M + i] * u[cr + i];
+					for (uint i = 0u; i < p.M; i++) d += %[4]s;
 				}
 				coef[cb + k] = d;
 			}
 			memoryBarrierBuffer();
 			barrier();
 			for (uint i = lid; i < p.M; i += LC) {
-				%[1]s g = u[cr + i];
-				for (uint k = 0u; k < p.Mc; k++) g -= coef[cb + k] * u[base + k * p.M + i];
+				%[3]s g = u[cr + i];
+				for (uint k = 0u; k < p.Mc; k++) g -= %[5]s;
 				u[cr + i] = g;
 			}
 			memoryBarrierBuffer();
 			barrier();
 		}
 		%[1]s sum = %[1]s(0);
-		for (uint i = lid; i < p.M; i += LC) sum += u[cr + i] * u[cr + i];
+		for (uint i = lid; i < p.M; i += LC) sum += %[6]s;
 		red[lid] = sum;
 		barrier();
 		for (uint h = LC / 2u; h > 0u; h >>= 1) {
@@ -152,13 +153,14 @@ void main() {
 		barrier();
 	}
 }
-`, glslType(acc), lc)
+`, el.r(), lc, el.t(), el.cjmul("u[base + k * p.M + i]", "u[cr + i]"),
+		el.mul("coef[cb + k]", "u[base + k * p.M + i]"), el.norm2("u[cr + i]"))
 	return b.String()
 }
 
 // linPermGLSL: out[b] from vectors of src[b] (see linPerm). Bindings:
 // src, [perm,] out. Push: B, n, k, cnt, N.
-func linPermGLSL(sdt, dt tensor.Dtype, transposed, usePerm bool) string {
+func linPermGLSL(sdt, dt tensor.Dtype, transposed, usePerm, conj bool) string {
 	var b strings.Builder
 	linHead(&b, localSize, sdt, dt)
 	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer B0 { %s src[]; };\n", glslType(sdt))
@@ -185,6 +187,10 @@ void main() {
 	} else {
 		b.WriteString("\tuint col = r;\n")
 	}
-	fmt.Fprintf(&b, "\ty[e] = %s(src[(b * p.cnt + col) * p.n + i]);\n}\n", glslType(dt))
+	fmt.Fprintf(&b, "\t%s v = src[(b * p.cnt + col) * p.n + i];\n", glslType(sdt))
+	if conj {
+		b.WriteString("\tv.y = -v.y;\n")
+	}
+	fmt.Fprintf(&b, "\ty[e] = %s(v);\n}\n", glslType(dt))
 	return b.String()
 }

@@ -6,7 +6,9 @@ TOL * sqrt(n) of the largest in magnitude (TOL = 2e-5 for float32, 1e-12 for
 float64); vectors are compared through what is unique about them: U diag(S) Vh
 rebuilds x, U and Vh are orthonormal, V diag(w) V^T rebuilds x, and for
 distinct eigenvalues each eigenvector equals NumPy's up to sign. Norms within
-20 * TOL relative (1e-3 for float16).
+20 * TOL relative (1e-3 for float16). complex64/complex128 (class Complex): the
+same tolerances as float32/float64 (CTOL), with conjugate transposes (U^H U = I,
+A V = V diag(w)).
 """
 
 import math
@@ -186,6 +188,106 @@ class Norms(unittest.TestCase):
                         np.testing.assert_allclose(got, ref, rtol=20 * TOL[dt])
         with self.assertRaises(ValueError):
             xp.linalg.matrix_norm(arr(np.ones((2, 2), np.float32)), ord=3)
+
+
+CTOL = {"complex64": 2e-5, "complex128": 1e-12}
+
+
+def _crandom(rng, shape, dt):
+    return (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(dt)
+
+
+def _h(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+class Complex(unittest.TestCase):
+    """complex64 and complex128: U, Vh, V, pinv complex (unitary); S, the
+    eigenvalues and the norms of the real dtype; matrix_rank int64."""
+
+    def test_svd(self):
+        rng = np.random.default_rng(11)
+        for shape in [(4, 4), (6, 3), (3, 6), (2, 5, 4), (1, 1), (30, 7)]:
+            for dt in ("complex64", "complex128"):
+                for full in (True, False):
+                    with self.subTest(shape=shape, dt=dt, full=full):
+                        a = _crandom(rng, shape, dt)
+                        U, S, Vh = (npy(t) for t in xp.linalg.svd(arr(a), full_matrices=full))
+                        ref_s = np.linalg.svd(a.astype(np.complex128), compute_uv=False)
+                        self.assertEqual(U.dtype, a.dtype)
+                        self.assertEqual(Vh.dtype, a.dtype)
+                        self.assertEqual(S.dtype, a.real.dtype)
+                        tol = CTOL[dt] * math.sqrt(max(shape[-2:]))
+                        top = np.max(ref_s)
+                        np.testing.assert_allclose(S, ref_s, atol=tol * top)
+                        np.testing.assert_allclose(npy(xp.linalg.svdvals(arr(a))), ref_s, atol=tol * top)
+                        k = S.shape[-1]
+                        rec = (U[..., :, :k] * S[..., None, :]) @ Vh[..., :k, :]
+                        np.testing.assert_allclose(rec, a, atol=tol * top)
+                        for q in (_h(U) @ U, Vh @ _h(Vh)):
+                            np.testing.assert_allclose(q, np.broadcast_to(np.eye(q.shape[-1]), q.shape), atol=tol)
+
+    def test_eigh(self):
+        rng = np.random.default_rng(12)
+        for shape in [(1, 1), (2, 2), (5, 5), (3, 6, 6), (24, 24)]:
+            for dt in ("complex64", "complex128"):
+                with self.subTest(shape=shape, dt=dt):
+                    a = _crandom(rng, shape, dt)
+                    a = ((a + _h(a)) / 2).astype(dt)
+                    w, v = (npy(t) for t in xp.linalg.eigh(arr(a)))
+                    rw = np.linalg.eigvalsh(a.astype(np.complex128))
+                    self.assertEqual(w.dtype, a.real.dtype)
+                    self.assertEqual(v.dtype, a.dtype)
+                    tol = CTOL[dt] * math.sqrt(shape[-1])
+                    top = np.max(np.abs(rw))
+                    np.testing.assert_allclose(w, rw, atol=tol * top)
+                    np.testing.assert_allclose(npy(xp.linalg.eigvalsh(arr(a))), rw, atol=tol * top)
+                    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * top)
+                    np.testing.assert_allclose(_h(v) @ v, np.broadcast_to(np.eye(shape[-1]), v.shape), atol=tol)
+        # Only the lower triangle is read, as numpy.linalg.eigh's default.
+        a = np.array([[1, 99 + 5j], [2 - 1j, 3]], np.complex128)
+        np.testing.assert_allclose(npy(xp.linalg.eigvalsh(arr(a))), np.linalg.eigvalsh(a), atol=1e-12)
+
+    def test_pinv_rank(self):
+        rng = np.random.default_rng(13)
+        for shape in [(4, 4), (6, 3), (3, 6), (2, 5, 4)]:
+            for dt in ("complex64", "complex128"):
+                with self.subTest(shape=shape, dt=dt):
+                    a = _crandom(rng, shape, dt)
+                    got = npy(xp.linalg.pinv(arr(a)))
+                    self.assertEqual(got.dtype, a.dtype)
+                    a64 = a.astype(np.complex128)
+                    ref = np.linalg.pinv(a64)
+                    tol = 20 * CTOL[dt] * np.max(np.linalg.cond(a64)) * np.max(np.abs(ref))
+                    np.testing.assert_allclose(got, ref, atol=tol)
+        u, v = _crandom(rng, (3, 6, 2), "complex128"), _crandom(rng, (3, 2, 5), "complex128")
+        for dt in ("complex64", "complex128"):
+            got = npy(xp.linalg.matrix_rank(arr((u @ v).astype(dt))))
+            self.assertEqual(got.dtype, np.int64)
+            np.testing.assert_array_equal(got, [2, 2, 2])
+
+    def test_norms(self):
+        rng = np.random.default_rng(14)
+        for dt in ("complex64", "complex128"):
+            a = _crandom(rng, (2, 4, 5), dt)
+            a[0, 0, 0] = 0
+            tol = 20 * CTOL[dt]
+            for ord in (2, 1, 0, -1, 3.5, math.inf, -math.inf):
+                with self.subTest(dt=dt, ord=ord):
+                    got = npy(xp.linalg.vector_norm(arr(a), axis=-1, ord=ord))
+                    self.assertEqual(got.dtype, a.real.dtype)
+                    ref = np.linalg.norm(a.astype(np.complex128), ord=ord, axis=-1)
+                    np.testing.assert_allclose(got, ref, rtol=tol)
+            for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+                with self.subTest(dt=dt, ord=ord):
+                    got = npy(xp.linalg.matrix_norm(arr(a), ord=ord))
+                    self.assertEqual(got.dtype, a.real.dtype)
+                    ref = np.linalg.norm(a.astype(np.complex128), ord=ord, axis=(-2, -1))
+                    np.testing.assert_allclose(got, ref, rtol=tol)
+        # |z| is hypot-style: parts whose squares overflow.
+        big = np.array([3e30 + 4e30j, 0], np.complex64)
+        np.testing.assert_allclose(npy(xp.linalg.vector_norm(arr(big))), 5e30, rtol=1e-6)
+        np.testing.assert_allclose(npy(xp.linalg.matrix_norm(arr(big.reshape(1, 2)), ord=1)), 5e30, rtol=1e-6)
 
 
 def _vec_norm(a, axis, ord, keepdims):

@@ -5,8 +5,10 @@ Each is one op of the Go op library (``svd``, ``svdvals``, ``eigh``,
 ``eigvalsh``, ``pinv``, ``matrix_rank``, ``matrix_norm``, ``vector_norm``),
 computed on the device for a whole stack of matrices at once (leading
 dimensions are the stack): the decompositions by one-sided Jacobi, the norms
-by reductions. float32 and float64; float16 computes in float32; complex
-dtypes are refused for now. ``svd`` and ``eigh`` return named tuples
+by reductions. float32, float64, complex64 and complex128; float16 computes
+in float32. Complex x gives complex (unitary) U, Vh and eigenvectors and a
+complex pinv, and real singular values, eigenvalues and norms (float32 for
+complex64); eigh takes Hermitian matrices. ``svd`` and ``eigh`` return named tuples
 (``U, S, Vh`` and ``eigenvalues, eigenvectors``); singular values are
 descending, eigenvalues ascending; ``eigh`` reads the lower triangle (as
 NumPy's default).
