@@ -21,8 +21,10 @@ func init() {
 // Cholesky prepares the Cholesky factor of each symmetric positive-
 // definite matrix of x [..., n, n] ("cholesky"; Attrs.Upper): the lower
 // triangular L with x = L·Lᵀ, or, upper, U = Lᵀ with x = Uᵀ·U; the other
-// triangle is zero. float32 and float64. Only the lower triangle of x is
-// read (as LAPACK's potrf with uplo 'L').
+// triangle is zero. float32, float64, complex64 and complex128: for a
+// complex dtype x is Hermitian, x = L·Lᴴ and upper gives U = Lᴴ. Only the
+// lower triangle of x is read, and of its diagonal only the real part (as
+// LAPACK's potrf with uplo 'L').
 //
 // A matrix that is not positive definite (a pivot ≤ 0 or NaN) is no
 // error: that matrix's result is NaN throughout, the others are computed

@@ -150,7 +150,7 @@ layout(push_constant) uniform P { uint total; uint k, mn, start, n; } p;
 
 // Trace prepares the sum of diagonal offset (Attrs.Offset, as Diagonal)
 // of each matrix of x [..., m, n] ("trace"): out [...]. Dtypes as Sum's,
-// the standard's accumulation rules: floats in their own dtype (float16
+// the standard's accumulation rules: complex and floats in their own dtype (float16
 // summed in float32), signed integers and bool as int64, unsigned as
 // uint64. An empty diagonal sums to 0.
 func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {

@@ -58,8 +58,9 @@ type luFactors struct {
 	nb, n   int
 }
 
-// lu adds the dispatches that factor x (a stack of square float32 or
-// float64 matrices) into scratch tensors.
+// lu adds the dispatches that factor x (a stack of square float32,
+// float64, complex64 or complex128 matrices; the pivot is the entry of
+// largest modulus) into scratch tensors.
 func (op *Op) lu(x *tensor.Tensor) (*luFactors, error) {
 	dt := x.Dtype()
 	batch, n, err := op.square("x", x)
@@ -254,8 +255,8 @@ func condGLSL(c bool, s string) string {
 // Solve prepares the solution x of a·x = b ("solve"), for a stack of
 // square matrices a [..., n, n] and b [..., n, k] (the batch dimensions
 // broadcast), or b [n], a vector (the array API standard's 2023.12 rule:
-// only a 1-D b is a vector), which gives x [..., n]. float32 and float64;
-// a and b of one dtype.
+// only a 1-D b is a vector), which gives x [..., n]. float32, float64,
+// complex64 and complex128; a and b of one dtype.
 //
 // It factors a by LU with partial pivoting (one workgroup per matrix; the
 // steps of large matrices over several dispatches) and substitutes. A
@@ -320,7 +321,7 @@ func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 }
 
 // Inv prepares the inverse of each square matrix of x [..., n, n]
-// ("inv"): float32 and float64. It solves x·y = I by LU with partial
+// ("inv"): float32, float64, complex64 and complex128. It solves x·y = I by LU with partial
 // pivoting; a singular matrix gives Inf or NaN entries, not an error
 // (NumPy raises LinAlgError). out must not share memory with x.
 func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
@@ -353,7 +354,8 @@ func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
 }
 
 // Det prepares the determinant of each square matrix of x [..., n, n]
-// ("det"), shape [...]: float32 and float64. It is the product of U's
+// ("det"), shape [...]: float32, float64, complex64 and complex128. It
+// is the product of U's
 // diagonal of the LU factorization with partial pivoting, signed by the
 // permutation; a singular matrix gives 0 (or a tiny number, as LAPACK's);
 // an empty matrix 1.
@@ -369,7 +371,10 @@ func Det(o Owner, x, out *tensor.Tensor) (*Op, error) {
 // value of the determinant of each square matrix of x [..., n, n]
 // ("slogdet": two outputs, shape [...] each, x's dtype). A singular
 // matrix gives sign 0 and logabsdet -Inf, as NumPy; an empty matrix 1 and
-// 0. float32 and float64.
+// 0. float32, float64, complex64 and complex128: for complex dtypes the
+// sign is a unit complex number (the product of the pivots' v/|v|, times
+// the permutation's sign) and logabsdet has the real dtype (float32 for
+// complex64), as NumPy's.
 func Slogdet(o Owner, x, sign, logabs *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "slogdet", x)
 	if err != nil {

@@ -88,7 +88,8 @@ func (op *Op) copyAll(x, y *tensor.Tensor) error {
 // MatrixPower prepares x raised to the integer power n, for each square
 // matrix of x [..., m, m] ("matrix_power"; Attrs.N): n = 0 is the identity,
 // n > 0 repeated squaring with matmul (about 2·log2(n) products), n < 0
-// the power -n of the inverse (Inv: float32 and float64 only). Dtypes: as
+// the power -n of the inverse (Inv: float32, float64, complex64 and
+// complex128). Dtypes: as
 // Matmul for n ≥ 0 (integers wrap). out must not share memory with x.
 func MatrixPower(o Owner, x *tensor.Tensor, n int, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "matrix_power", x)

@@ -22,12 +22,15 @@ func init() {
 // two outputs, Q then R; Attrs.Mode): x = Q·R with Q's columns
 // orthonormal and R upper triangular. mode "reduced" (or "") gives Q [...,
 // m, k] and R [..., k, n] with k = min(m, n); "complete" gives Q [..., m,
-// m] and R [..., m, n]. float32 and float64.
+// m] and R [..., m, n]. float32, float64, complex64 and complex128 (Q
+// unitary).
 //
 // Householder reflections as LAPACK's geqrf: step j reflects column j's
 // entries from row j onto beta·e1 with beta = -sign(x_jj)·‖x_j:‖ (so R's
 // diagonal may be negative, as NumPy's), then applies the reflection to
-// the columns right of it; Q is the product of the reflections, applied
+// the columns right of it (for complex dtypes larfg's H = I - tau·v·vᴴ
+// with beta real, so R's diagonal is real as zgeqrf's, and the columns
+// get Hᴴ); Q is the product of the reflections, applied
 // to the identity's columns last to first. The norm is not rescaled, so
 // columns whose squared norm overflows (entries past about 1e19 in
 // float32) give Inf or NaN. One workgroup per matrix, or several

@@ -19,7 +19,8 @@ var vecdotChunk = 32768
 // Attrs.Axes: one axis, nil is -1), counted in the shape a and b broadcast
 // to (negative from the end, as the standard's 2023.12 asks, or from the
 // start): a and b must have that axis, of one size (it does not
-// broadcast); the other dimensions broadcast, and out drops the axis. The
+// broadcast); the other dimensions broadcast, and out drops the axis. For
+// complex dtypes it sums conj(a)·b, as the standard asks. The
 // numeric dtypes, a and b of one: integers wrap, float16 sums in float32
 // (in float16 between dispatches of an axis past 32768 elements).
 func Vecdot(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
