@@ -305,3 +305,25 @@ func TestLinalgComplexProducts(t *testing.T) {
 		})
 	}
 }
+
+// TestLinalgComplexGather: complex128 elements (16 bytes) move whole in
+// the strided gather (transpose with a general permutation, diagonal,
+// tensordot's packing).
+func TestLinalgComplexGather(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, dt := range cxLinDtypes {
+		x := cxRandMatrix(rng, dt, 6, 5)
+		xt := cxUpload(t, m, dt, x, 2, 3, 5)
+		got, _ := cxCall(t, m, "transpose", []*tensor.Tensor{xt}, ops.Attrs{Perm: []int{2, 0, 1}})
+		var want []complex128
+		for k := range 5 {
+			for i := range 2 {
+				for j := range 3 {
+					want = append(want, x[i*15+j*5+k])
+				}
+			}
+		}
+		require.Equal(t, want, got[0], dt)
+	}
+}
