@@ -21,8 +21,10 @@ func init() {
 // Cholesky prepares the Cholesky factor of each symmetric positive-
 // definite matrix of x [..., n, n] ("cholesky"; Attrs.Upper): the lower
 // triangular L with x = L·Lᵀ, or, upper, U = Lᵀ with x = Uᵀ·U; the other
-// triangle is zero. float32 and float64. Only the lower triangle of x is
-// read (as LAPACK's potrf with uplo 'L').
+// triangle is zero. float32, float64, complex64 and complex128: for a
+// complex dtype x is Hermitian, x = L·Lᴴ and upper gives U = Lᴴ. Only the
+// lower triangle of x is read, and of its diagonal only the real part (as
+// LAPACK's potrf with uplo 'L').
 //
 // A matrix that is not positive definite (a pivot ≤ 0 or NaN) is no
 // error: that matrix's result is NaN throughout, the others are computed
@@ -64,7 +66,7 @@ func Cholesky(o Owner, x *tensor.Tensor, upper bool, out *tensor.Tensor) (*Op, e
 	if err != nil {
 		return op.fail(err)
 	}
-	t := glslType(dt)
+	t, rt := glslType(dt), glslType(dt.Real())
 	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
 layout(std430, binding = 1) writeonly buffer L { %[2]s l[]; };
@@ -89,9 +91,11 @@ layout(push_constant) uniform P { uint total; uint nb; } p;
 		push: "uint n;",
 		decls: fmt.Sprintf(`layout(std430, binding = 0) coherent buffer L { %s l[]; };
 layout(std430, binding = 1) coherent buffer F { uint flag[]; };
-`, t),
+%[2]s`, t, laScalarGLSL(dt)),
+		// The pivot is the diagonal's real part (a Hermitian matrix's
+		// diagonal is real; its imaginary part is not read, as potrf's).
 		panel: fmt.Sprintf(`	uint n = p.n, base = b * n * n;
-	%[1]s d = l[base + k * n + k];
+	%[1]s d = laRe(l[base + k * n + k]);
 	if (!(d > %[1]s(0)) && tid == 0u) {
 		flag[b] = 1u;
 	}
@@ -102,12 +106,13 @@ layout(std430, binding = 1) coherent buffer F { uint flag[]; };
 	memoryBarrierBuffer();
 	barrier();
 	if (tid == 0u) {
-		l[base + k * n + k] = r;
-	}`, t),
+		l[base + k * n + k] = laFromRe(r);
+	}`, rt),
+		// L·Lᴴ: the trailing lower triangle loses l[i][k]·conj(l[j][k]).
 		update: `	uint n = p.n, base = b * n * n, m = n - k - 1u;
 	uint i = k + 1u + e / m, j = k + 1u + e % m;
 	if (j <= i) {
-		l[base + i * n + j] -= l[base + i * n + k] * l[base + j * n + k];
+		l[base + i * n + j] -= laMul(l[base + i * n + k], laConj(l[base + j * n + k]));
 	}`,
 		stepK: "s", count: "(p.n - k - 1u) * (p.n - k - 1u)",
 		steps: n,
@@ -122,14 +127,14 @@ layout(std430, binding = 1) coherent buffer F { uint flag[]; };
 	// NaN throughout for a matrix that is not positive definite.
 	get := "j <= i ? l[e] : " + t + "(0)"
 	if upper {
-		get = "i <= j ? l[b * p.n * p.n + j * p.n + i] : " + t + "(0)"
+		get = "i <= j ? laConj(l[b * p.n * p.n + j * p.n + i]) : " + t + "(0)"
 	}
 	fin := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer L { %[2]s l[]; };
 layout(std430, binding = 1) readonly buffer F { uint flag[]; };
 layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
 layout(push_constant) uniform P { uint total; uint n; } p;
-%[3]svoid main() {
+%[3]s%[6]svoid main() {
 	uint e = gid();
 	if (e >= p.total) {
 		return;
@@ -137,6 +142,6 @@ layout(push_constant) uniform P { uint total; uint n; } p;
 	uint j = e %% p.n, i = (e / p.n) %% p.n, b = e / (p.n * p.n);
 	y[e] = flag[b] != 0u ? %[4]s : (%[5]s);
 }
-`, localSize, t, indexGLSL, nanGLSL(t), get)
+`, localSize, t, indexGLSL, t+"("+nanGLSL(rt)+")", get, laScalarGLSL(dt))
 	return op.done(op.elemGrid(fin, []*tensor.Tensor{l, flag, y}, nb*n*n, uint32(n)))
 }

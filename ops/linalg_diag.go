@@ -60,13 +60,13 @@ layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
 layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
 layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
 layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; uint sb[%[3]d]; } p;
-%[4]svoid main() {
+%[4]s%[5]svoid main() {
 	uint e = gid();
 	if (e >= p.total) {
 		return;
 	}
 	uint r = e, ia = 0u, ib = 0u, c = 0u, d;
-`, localSize, t, r, indexGLSL)
+`, localSize, t, r, indexGLSL, condGLSL(dt.IsComplex(), complexGLSL(dt)))
 	for d := r - 1; d >= 0; d-- {
 		if d == axis {
 			fmt.Fprintf(&g, "\tc = r %% 3u; r /= 3u;\n")
@@ -74,10 +74,14 @@ layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; 
 		}
 		fmt.Fprintf(&g, "\td = r %% p.dims[%d]; r /= p.dims[%d]; ia += d * p.sa[%d]; ib += d * p.sb[%d];\n", d, d, d, d)
 	}
-	fmt.Fprintf(&g, `	uint c1 = (c + 1u) %% 3u, c2 = (c + 2u) %% 3u, xa = p.sa[%[3]d], xb = p.sb[%[3]d];
-	y[e] = %[1]s(%[2]s(a[ia + c1 * xa]) * %[2]s(b[ib + c2 * xb]) - %[2]s(a[ia + c2 * xa]) * %[2]s(b[ib + c1 * xb]));
+	mul := func(x, y string) string { return fmt.Sprintf("%[1]s(%[2]s) * %[1]s(%[3]s)", ct, x, y) }
+	if dt.IsComplex() {
+		mul = func(x, y string) string { return cfn("cmul", dt, x+", "+y) }
+	}
+	fmt.Fprintf(&g, `	uint c1 = (c + 1u) %% 3u, c2 = (c + 2u) %% 3u, xa = p.sa[%[2]d], xb = p.sb[%[2]d];
+	y[e] = %[1]s(%[3]s - %[4]s);
 }
-`, t, ct, axis)
+`, t, axis, mul("a[ia + c1 * xa]", "b[ib + c2 * xb]"), mul("a[ia + c2 * xa]", "b[ib + c1 * xb]"))
 	push := []any{}
 	for _, v := range append(append(append([]int(nil), shape...), sa...), sb...) {
 		push = append(push, uint32(v))
@@ -146,7 +150,7 @@ layout(push_constant) uniform P { uint total; uint k, mn, start, n; } p;
 
 // Trace prepares the sum of diagonal offset (Attrs.Offset, as Diagonal)
 // of each matrix of x [..., m, n] ("trace"): out [...]. Dtypes as Sum's,
-// the standard's accumulation rules: floats in their own dtype (float16
+// the standard's accumulation rules: complex and floats in their own dtype (float16
 // summed in float32), signed integers and bool as int64, unsigned as
 // uint64. An empty diagonal sums to 0.
 func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {
@@ -155,9 +159,6 @@ func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, erro
 		return nil, err
 	}
 	dt := x.Dtype()
-	if dt == tensor.Complex64 || dt == tensor.Complex128 {
-		return op.fail(op.errorf("complex dtypes (%v) are not supported yet", dt))
-	}
 	s := x.Shape()
 	if len(s) < 2 {
 		return op.fail(op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))

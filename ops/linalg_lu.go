@@ -58,8 +58,9 @@ type luFactors struct {
 	nb, n   int
 }
 
-// lu adds the dispatches that factor x (a stack of square float32 or
-// float64 matrices) into scratch tensors.
+// lu adds the dispatches that factor x (a stack of square float32,
+// float64, complex64 or complex128 matrices; the pivot is the entry of
+// largest modulus) into scratch tensors.
 func (op *Op) lu(x *tensor.Tensor) (*luFactors, error) {
 	dt := x.Dtype()
 	batch, n, err := op.square("x", x)
@@ -76,7 +77,7 @@ func (op *Op) lu(x *tensor.Tensor) (*luFactors, error) {
 	if f.nb == 0 {
 		return f, nil
 	}
-	t := glslType(dt)
+	t, rt := glslType(dt), glslType(dt.Real())
 	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
 layout(std430, binding = 1) writeonly buffer A { %[2]s a[]; };
@@ -108,17 +109,17 @@ layout(push_constant) uniform P { uint total; uint n, nb; } p;
 		push: "uint n;",
 		decls: fmt.Sprintf(`layout(std430, binding = 0) coherent buffer A { %[1]s a[]; };
 layout(std430, binding = 1) coherent buffer V { uint piv[]; };
-shared %[1]s sv[WG];
+shared %[2]s sv[WG];
 shared uint si[WG];
-`, t),
+%[3]s`, t, rt, laScalarGLSL(dt)),
 		// The pivot is the first row of largest magnitude (NaNs are never
 		// chosen); the swap moves whole rows, LAPACK's getrf storage; a zero
 		// pivot (a singular matrix) leaves its column unscaled.
 		panel: fmt.Sprintf(`	uint n = p.n, base = b * n * n;
-	%[1]s best = %[1]s(-1);
+	%[3]s best = %[3]s(-1);
 	uint bi = k;
 	for (uint i = k + tid; i < n; i += WG) {
-		%[1]s v = abs(a[base + i * n + k]);
+		%[3]s v = laAbs(a[base + i * n + k]);
 		if (v > best) {
 			best = v;
 			bi = i;
@@ -146,12 +147,12 @@ shared uint si[WG];
 	%[1]s d = a[base + k * n + k];
 	if (d != %[1]s(0)) {
 		for (uint i = k + 1u + tid; i < n; i += WG) {
-			a[base + i * n + k] /= d;
+			a[base + i * n + k] = laDiv(a[base + i * n + k], d);
 		}
-	}`, t, treeGLSL("if (sv[tid + s] > sv[tid] || (sv[tid + s] == sv[tid] && si[tid + s] < si[tid])) { sv[tid] = sv[tid + s]; si[tid] = si[tid + s]; }")),
+	}`, t, treeGLSL("if (sv[tid + s] > sv[tid] || (sv[tid + s] == sv[tid] && si[tid + s] < si[tid])) { sv[tid] = sv[tid + s]; si[tid] = si[tid + s]; }"), rt),
 		update: `	uint n = p.n, base = b * n * n, m = n - k - 1u;
 	uint i = k + 1u + e / m, j = k + 1u + e % m;
-	a[base + i * n + j] -= a[base + i * n + k] * a[base + k * n + j];`,
+	a[base + i * n + j] -= laMul(a[base + i * n + k], a[base + k * n + j]);`,
 		stepK: "s", count: "(p.n - k - 1u) * (p.n - k - 1u)",
 		steps: n,
 		hostK: func(s int) int { return s }, hostCount: func(k int) int { return (n - k - 1) * (n - k - 1) },
@@ -181,7 +182,7 @@ func (op *Op) luSolve(f *luFactors, b *tensor.Tensor, bBatch []int, out *tensor.
 	if 3+2*len(ad)+2*len(bd) > 32 {
 		return op.errorf("batch shapes %v and %v need too many dimensions after merging", f.batch, bBatch)
 	}
-	src := "(src == c ? " + t + "(1) : " + t + "(0))"
+	src := "(src == c ? " + laOne(dt) + " : " + t + "(0))"
 	bdecl := ""
 	ts := []*tensor.Tensor{f.piv, out}
 	if b != nil {
@@ -210,13 +211,13 @@ layout(std430, binding = 1) writeonly buffer X { %s x[]; };
 	}
 	decls := fmt.Sprintf(`layout(std430, binding = 0) readonly buffer A { %s a[]; };
 layout(std430, binding = 1) coherent buffer X { %s x[]; };
-%s`, t, t, mapGLSL("amap", len(ad)))
+%s%s`, t, t, mapGLSL("amap", len(ad)), laScalarGLSL(dt))
 	pushDecl := "uint n, k;" + mapPush("amap", len(ad))
 	fwd := &stepKernel{
 		dt: dt, push: pushDecl, decls: decls,
 		update: `	uint n = p.n, kk = p.k, i = k + 1u + e / kk, c = e % kk;
 	uint xb = b * n * kk, ab = amap(b) * n * n;
-	x[xb + i * kk + c] -= a[ab + i * n + k] * x[xb + k * kk + c];`,
+	x[xb + i * kk + c] -= laMul(a[ab + i * n + k], x[xb + k * kk + c]);`,
 		stepK: "s", count: "(p.n - k - 1u) * p.k",
 		steps: n,
 		hostK: func(s int) int { return s }, hostCount: func(kk int) int { return (n - kk - 1) * k },
@@ -226,11 +227,11 @@ layout(std430, binding = 1) coherent buffer X { %s x[]; };
 		dt: dt, push: pushDecl, decls: decls,
 		panel: `	uint n = p.n, kk = p.k, xb = b * n * kk, ab = amap(b) * n * n;
 	for (uint c = tid; c < kk; c += WG) {
-		x[xb + k * kk + c] /= a[ab + k * n + k];
+		x[xb + k * kk + c] = laDiv(x[xb + k * kk + c], a[ab + k * n + k]);
 	}`,
 		update: `	uint n = p.n, kk = p.k, i = e / kk, c = e % kk;
 	uint xb = b * n * kk, ab = amap(b) * n * n;
-	x[xb + i * kk + c] -= a[ab + i * n + k] * x[xb + k * kk + c];`,
+	x[xb + i * kk + c] -= laMul(a[ab + i * n + k], x[xb + k * kk + c]);`,
 		stepK: "p.n - 1u - s", count: "k * p.k",
 		steps: n,
 		hostK: func(s int) int { return n - 1 - s }, hostCount: func(kk int) int { return kk * k },
@@ -254,8 +255,8 @@ func condGLSL(c bool, s string) string {
 // Solve prepares the solution x of a·x = b ("solve"), for a stack of
 // square matrices a [..., n, n] and b [..., n, k] (the batch dimensions
 // broadcast), or b [n], a vector (the array API standard's 2023.12 rule:
-// only a 1-D b is a vector), which gives x [..., n]. float32 and float64;
-// a and b of one dtype.
+// only a 1-D b is a vector), which gives x [..., n]. float32, float64,
+// complex64 and complex128; a and b of one dtype.
 //
 // It factors a by LU with partial pivoting (one workgroup per matrix; the
 // steps of large matrices over several dispatches) and substitutes. A
@@ -320,7 +321,7 @@ func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 }
 
 // Inv prepares the inverse of each square matrix of x [..., n, n]
-// ("inv"): float32 and float64. It solves x·y = I by LU with partial
+// ("inv"): float32, float64, complex64 and complex128. It solves x·y = I by LU with partial
 // pivoting; a singular matrix gives Inf or NaN entries, not an error
 // (NumPy raises LinAlgError). out must not share memory with x.
 func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
@@ -353,7 +354,8 @@ func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
 }
 
 // Det prepares the determinant of each square matrix of x [..., n, n]
-// ("det"), shape [...]: float32 and float64. It is the product of U's
+// ("det"), shape [...]: float32, float64, complex64 and complex128. It
+// is the product of U's
 // diagonal of the LU factorization with partial pivoting, signed by the
 // permutation; a singular matrix gives 0 (or a tiny number, as LAPACK's);
 // an empty matrix 1.
@@ -369,7 +371,10 @@ func Det(o Owner, x, out *tensor.Tensor) (*Op, error) {
 // value of the determinant of each square matrix of x [..., n, n]
 // ("slogdet": two outputs, shape [...] each, x's dtype). A singular
 // matrix gives sign 0 and logabsdet -Inf, as NumPy; an empty matrix 1 and
-// 0. float32 and float64.
+// 0. float32, float64, complex64 and complex128: for complex dtypes the
+// sign is a unit complex number (the product of the pivots' v/|v|, times
+// the permutation's sign) and logabsdet has the real dtype (float32 for
+// complex64), as NumPy's.
 func Slogdet(o Owner, x, sign, logabs *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "slogdet", x)
 	if err != nil {
@@ -393,7 +398,7 @@ func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error
 	}
 	ts := []*tensor.Tensor{nil, nil, y}
 	if slog {
-		y2, err := op.output(out2, dt, batch)
+		y2, err := op.output(out2, dt.Real(), batch)
 		if err != nil {
 			return err
 		}
@@ -414,41 +419,47 @@ func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error
 		return err
 	}
 	ts[0], ts[1] = f.lu, f.piv
-	t := glslType(dt)
-	var body, decl, math string
+	t, rt := glslType(dt), glslType(dt.Real())
+	math := laScalarGLSL(dt)
+	var body, decl string
+	// The sign: the parity of the row swaps times the product of the
+	// pivots' signs, v/|v| (a unit complex number for complex dtypes,
+	// normalized once more at the end against rounding drift).
 	if slog {
 		logf := "log"
 		negInf := "uintBitsToFloat(0xff800000u)"
-		if dt == tensor.Float64 {
-			logf, negInf, math = "logD", "packDouble2x32(uvec2(0u, 0xfff00000u))", mathF64
+		if dt.Real() == tensor.Float64 {
+			logf, negInf, math = "logD", "packDouble2x32(uvec2(0u, 0xfff00000u))", mathF64+math
 		}
-		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer S { %[1]s sg[]; };\nlayout(std430, binding = 3) writeonly buffer L { %[1]s la[]; };\n", t)
-		body = fmt.Sprintf(`	%[1]s s = (piv[b * (n + 1u) + n] & 1u) != 0u ? %[1]s(-1) : %[1]s(1), l = %[1]s(0);
+		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer S { %s sg[]; };\nlayout(std430, binding = 3) writeonly buffer L { %s la[]; };\n", t, rt)
+		body = fmt.Sprintf(`	%[1]s s = (piv[b * (n + 1u) + n] & 1u) != 0u ? -%[5]s : %[5]s;
+	%[4]s l = %[4]s(0);
 	bool zero = false;
 	for (uint i = 0u; i < n; i++) {
 		%[1]s v = a[b * n * n + i * n + i];
 		if (v == %[1]s(0)) {
 			zero = true;
 		} else {
-			if (v < %[1]s(0)) {
-				s = -s;
-			}
-			l += %[2]s(abs(v));
+			%[4]s m = laAbs(v);
+			s = laMul(s, laDiv(v, laFromRe(m)));
+			l += %[2]s(m);
 		}
 	}
 	if (zero) {
 		s = %[1]s(0);
 		l = %[3]s;
+	} else {
+		s = laDiv(s, laFromRe(laAbs(s)));
 	}
 	sg[b] = s;
-	la[b] = l;`, t, logf, negInf)
+	la[b] = l;`, t, logf, negInf, rt, laOne(dt))
 	} else {
 		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer D { %s d[]; };\n", t)
-		body = fmt.Sprintf(`	%[1]s r = (piv[b * (n + 1u) + n] & 1u) != 0u ? %[1]s(-1) : %[1]s(1);
+		body = fmt.Sprintf(`	%[1]s r = (piv[b * (n + 1u) + n] & 1u) != 0u ? -%[2]s : %[2]s;
 	for (uint i = 0u; i < n; i++) {
-		r *= a[b * n * n + i * n + i];
+		r = laMul(r, a[b * n * n + i * n + i]);
 	}
-	d[b] = r;`, t)
+	d[b] = r;`, t, laOne(dt))
 	}
 	src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %s a[]; };

@@ -60,8 +60,6 @@ func (op *Op) linProductDtype(a, b *tensor.Tensor) (tensor.Dtype, error) {
 		return 0, op.errorf("mismatched dtypes: %v and %v (promote first)", dt, b.Dtype())
 	}
 	switch {
-	case dt == tensor.Complex64 || dt == tensor.Complex128:
-		return 0, op.errorf("complex dtypes (%v) are not supported yet", dt)
 	case dt == tensor.Bool || !dt.Valid():
 		return 0, op.unsupported(dt, "the numeric dtypes")
 	}
@@ -90,7 +88,8 @@ func (op *Op) copyAll(x, y *tensor.Tensor) error {
 // MatrixPower prepares x raised to the integer power n, for each square
 // matrix of x [..., m, m] ("matrix_power"; Attrs.N): n = 0 is the identity,
 // n > 0 repeated squaring with matmul (about 2·log2(n) products), n < 0
-// the power -n of the inverse (Inv: float32 and float64 only). Dtypes: as
+// the power -n of the inverse (Inv: float32, float64, complex64 and
+// complex128). Dtypes: as
 // Matmul for n ≥ 0 (integers wrap). out must not share memory with x.
 func MatrixPower(o Owner, x *tensor.Tensor, n int, out *tensor.Tensor) (*Op, error) {
 	op, err := newOp(o, "matrix_power", x)
@@ -127,10 +126,10 @@ layout(push_constant) uniform P { uint total; uint m; } p;
 %[3]svoid main() {
 	uint e = gid();
 	if (e < p.total) {
-		y[e] = %[2]s((e %% p.m) == ((e / p.m) %% p.m) ? 1 : 0);
+		y[e] = (e %% p.m) == ((e / p.m) %% p.m) ? %[4]s : %[2]s(0);
 	}
 }
-`, localSize, glslType(dt), indexGLSL)
+`, localSize, glslType(dt), indexGLSL, laOne(dt))
 		return op.done(op.elemGrid(src, []*tensor.Tensor{y}, x.Len(), uint32(m)))
 	}
 	cur := x

@@ -22,12 +22,15 @@ func init() {
 // two outputs, Q then R; Attrs.Mode): x = Q·R with Q's columns
 // orthonormal and R upper triangular. mode "reduced" (or "") gives Q [...,
 // m, k] and R [..., k, n] with k = min(m, n); "complete" gives Q [..., m,
-// m] and R [..., m, n]. float32 and float64.
+// m] and R [..., m, n]. float32, float64, complex64 and complex128 (Q
+// unitary).
 //
 // Householder reflections as LAPACK's geqrf: step j reflects column j's
 // entries from row j onto beta·e1 with beta = -sign(x_jj)·‖x_j:‖ (so R's
 // diagonal may be negative, as NumPy's), then applies the reflection to
-// the columns right of it; Q is the product of the reflections, applied
+// the columns right of it (for complex dtypes larfg's H = I - tau·v·vᴴ
+// with beta real, so R's diagonal is real as zgeqrf's, and the columns
+// get Hᴴ); Q is the product of the reflections, applied
 // to the identity's columns last to first. The norm is not rescaled, so
 // columns whose squared norm overflows (entries past about 1e19 in
 // float32) give Inf or NaN. One workgroup per matrix, or several
@@ -75,7 +78,7 @@ func QR(o Owner, x *tensor.Tensor, mode string, qOut, rOut *tensor.Tensor) (*Op,
 	if nb == 0 || m == 0 {
 		return op, nil
 	}
-	t := glslType(dt)
+	t, rt := glslType(dt), glslType(dt.Real())
 	head := header(dt) + fmt.Sprintf("layout(local_size_x = %d) in;\n", localSize)
 	// w is the working copy: R above the diagonal, the reflections'
 	// vectors below it (their first entry, 1, implied); tau their factors.
@@ -105,33 +108,38 @@ layout(push_constant) uniform P { uint total; } p;
 			push: "uint m, n, kk;",
 			decls: fmt.Sprintf(`layout(std430, binding = 0) coherent buffer W { %[1]s w[]; };
 layout(std430, binding = 1) coherent buffer T { %[1]s tau[]; };
-shared %[1]s sv[WG];
-`, t),
+shared %[2]s sv[WG];
+%[3]s`, t, rt, laScalarGLSL(dt)),
+			// LAPACK's larfg: H = I - tau·v·vᴴ with v's first entry 1
+			// and beta real (so R's diagonal is real, negative where the
+			// pivot's real part is positive); tau is 0 (H = I) only where
+			// the column below is zero and the pivot is real.
 			panel: fmt.Sprintf(`	uint m = p.m, n = p.n, base = b * m * n;
-	%[1]s s2 = %[1]s(0);
+	%[2]s s2 = %[2]s(0);
 	for (uint i = k + 1u + tid; i < m; i += WG) {
 		%[1]s v = w[base + i * n + k];
-		s2 += v * v;
+		s2 += laRe(laMul(laConj(v), v));
 	}
 	sv[tid] = s2;
 	%[1]s alpha = w[base + k * n + k];
-%[2]s	s2 = sv[0];
+%[3]s	s2 = sv[0];
 	%[1]s ta = %[1]s(0);
-	if (s2 != %[1]s(0)) {
-		%[1]s nrm = sqrt(alpha * alpha + s2);
-		%[1]s beta = alpha >= %[1]s(0) ? -nrm : nrm;
-		%[1]s v0 = alpha - beta;
-		ta = (beta - alpha) / beta;
+	if (s2 != %[2]s(0) || laHasIm(alpha)) {
+		%[2]s nrm = sqrt(laRe(laMul(laConj(alpha), alpha)) + s2);
+		%[2]s beta = laRe(alpha) >= %[2]s(0) ? -nrm : nrm;
+		%[1]s v0 = alpha - laFromRe(beta);
+		ta = laDiv(laFromRe(beta) - alpha, laFromRe(beta));
 		for (uint i = k + 1u + tid; i < m; i += WG) {
-			w[base + i * n + k] /= v0;
+			w[base + i * n + k] = laDiv(w[base + i * n + k], v0);
 		}
 		if (tid == 0u) {
-			w[base + k * n + k] = beta;
+			w[base + k * n + k] = laFromRe(beta);
 		}
 	}
 	if (tid == 0u) {
 		tau[b * p.kk + k] = ta;
-	}`, t, treeGLSL("sv[tid] += sv[tid + s];")),
+	}`, t, rt, treeGLSL("sv[tid] += sv[tid + s];")),
+			// Column j gets Hᴴ = I - conj(tau)·v·vᴴ.
 			update: fmt.Sprintf(`	uint m = p.m, n = p.n, base = b * m * n, j = k + 1u + e;
 	%[1]s ta = tau[b * p.kk + k];
 	if (ta == %[1]s(0)) {
@@ -139,12 +147,12 @@ shared %[1]s sv[WG];
 	}
 	%[1]s d = w[base + k * n + j];
 	for (uint i = k + 1u; i < m; i++) {
-		d += w[base + i * n + k] * w[base + i * n + j];
+		d += laMul(laConj(w[base + i * n + k]), w[base + i * n + j]);
 	}
-	d *= ta;
+	d = laMul(laConj(ta), d);
 	w[base + k * n + j] -= d;
 	for (uint i = k + 1u; i < m; i++) {
-		w[base + i * n + j] -= w[base + i * n + k] * d;
+		w[base + i * n + j] -= laMul(w[base + i * n + k], d);
 	}`, t),
 			stepK: "s", count: "p.n - k - 1u",
 			steps: kk,
@@ -185,9 +193,9 @@ layout(push_constant) uniform P { uint total; uint qc, m; } p;
 		return;
 	}
 	uint j = e %% p.qc, i = (e / p.qc) %% p.m;
-	q[e] = i == j ? %[1]s(1) : %[1]s(0);
+	q[e] = i == j ? %[3]s : %[1]s(0);
 }
-`, t, indexGLSL)
+`, t, indexGLSL, laOne(dt))
 	if err := op.elemGrid(eye, []*tensor.Tensor{q}, nb*m*qc, uint32(qc), uint32(m)); err != nil {
 		return op.fail(err)
 	}
@@ -200,7 +208,8 @@ layout(push_constant) uniform P { uint total; uint qc, m; } p;
 		decls: fmt.Sprintf(`layout(std430, binding = 0) readonly buffer W { %[1]s w[]; };
 layout(std430, binding = 1) readonly buffer T { %[1]s tau[]; };
 layout(std430, binding = 2) coherent buffer Q { %[1]s q[]; };
-`, t),
+%[2]s`, t, laScalarGLSL(dt)),
+		// Column j gets H = I - tau·v·vᴴ.
 		update: fmt.Sprintf(`	uint m = p.m, n = p.n, qc = p.qc, wb = b * m * n, qb = b * m * qc, j = k + e;
 	%[1]s ta = tau[b * p.kk + k];
 	if (ta == %[1]s(0)) {
@@ -208,12 +217,12 @@ layout(std430, binding = 2) coherent buffer Q { %[1]s q[]; };
 	}
 	%[1]s d = q[qb + k * qc + j];
 	for (uint i = k + 1u; i < m; i++) {
-		d += w[wb + i * n + k] * q[qb + i * qc + j];
+		d += laMul(laConj(w[wb + i * n + k]), q[qb + i * qc + j]);
 	}
-	d *= ta;
+	d = laMul(ta, d);
 	q[qb + k * qc + j] -= d;
 	for (uint i = k + 1u; i < m; i++) {
-		q[qb + i * qc + j] -= w[wb + i * n + k] * d;
+		q[qb + i * qc + j] -= laMul(w[wb + i * n + k], d);
 	}`, t),
 		stepK: "p.kk - 1u - s", count: "p.qc - k",
 		steps: kk,

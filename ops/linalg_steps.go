@@ -180,18 +180,16 @@ func (op *Op) runSteps(sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any)
 	return flush(sk.steps)
 }
 
-// linFloat checks that dt is a dtype the factorizations take: float32 or
-// float64.
+// linFloat checks that dt is a dtype the factorizations take: float32,
+// float64, complex64 or complex128.
 func (op *Op) linFloat(dt tensor.Dtype) error {
 	switch dt {
-	case tensor.Float32, tensor.Float64:
+	case tensor.Float32, tensor.Float64, tensor.Complex64, tensor.Complex128:
 		return op.requireDtypes(dt)
 	case tensor.Float16:
 		return op.errorf("float16 is not supported: cast to float32 first (the factorizations compute in float32 or float64)")
-	case tensor.Complex64, tensor.Complex128:
-		return op.errorf("complex dtypes (%v) are not supported yet", dt)
 	}
-	return op.unsupported(dt, "float32, float64")
+	return op.unsupported(dt, "float32, float64, complex64, complex128")
 }
 
 // square checks that x is a stack of square matrices and returns the

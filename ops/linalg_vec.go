@@ -19,7 +19,8 @@ var vecdotChunk = 32768
 // Attrs.Axes: one axis, nil is -1), counted in the shape a and b broadcast
 // to (negative from the end, as the standard's 2023.12 asks, or from the
 // start): a and b must have that axis, of one size (it does not
-// broadcast); the other dimensions broadcast, and out drops the axis. The
+// broadcast); the other dimensions broadcast, and out drops the axis. For
+// complex dtypes it sums conj(a)·b, as the standard asks. The
 // numeric dtypes, a and b of one: integers wrap, float16 sums in float32
 // (in float16 between dispatches of an axis past 32768 elements).
 func Vecdot(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
@@ -99,17 +100,23 @@ layout(push_constant) uniform P { uint total; uint l0, l1, ax, bx, first;`, loca
 		fmt.Fprintf(&g, " uint dims[%d]; uint sa[%d]; uint sb[%d];", rank, rank, rank)
 	}
 	g.WriteString(" } p;\n" + indexGLSL)
+	// The standard's vecdot conjugates a: the sum of conj(a)·b.
+	term := fmt.Sprintf("%[1]s(a[ia + l * p.ax]) * %[1]s(b[ib + l * p.bx])", ct)
+	if dt.IsComplex() {
+		g.WriteString(laScalarGLSL(dt))
+		term = "laMul(laConj(a[ia + l * p.ax]), b[ib + l * p.bx])"
+	}
 	fmt.Fprintf(&g, "void main() {\n\tuint e = gid();\n\tif (e >= p.total) {\n\t\treturn;\n\t}\n\tuint r = e, ia = 0u, ib = 0u, d;\n")
 	for d := rank - 1; d >= 0; d-- {
 		fmt.Fprintf(&g, "\td = r %% p.dims[%d]; r /= p.dims[%d]; ia += d * p.sa[%d]; ib += d * p.sb[%d];\n", d, d, d, d)
 	}
 	fmt.Fprintf(&g, `	%[1]s s = p.first != 0u ? %[1]s(0) : %[1]s(y[e]);
 	for (uint l = p.l0; l < p.l1; l++) {
-		s += %[1]s(a[ia + l * p.ax]) * %[1]s(b[ib + l * p.bx]);
+		s += %[3]s;
 	}
 	y[e] = %[2]s(s);
 }
-`, ct, t)
+`, ct, t, term)
 	src := g.String()
 	groups, err := op.grid(uint64(n), localSize)
 	if err != nil {
@@ -159,6 +166,10 @@ func Outer(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 		return op.fail(err)
 	}
 	t, ct := glslType(dt), computeType(dt)
+	prod, helpers := fmt.Sprintf("%[1]s(a[e / p.n]) * %[1]s(b[e %% p.n])", ct), ""
+	if dt.IsComplex() {
+		prod, helpers = cfn("cmul", dt, "a[e / p.n], b[e % p.n]"), complexGLSL(dt)
+	}
 	src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
 layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
@@ -167,9 +178,9 @@ layout(push_constant) uniform P { uint total; uint n; } p;
 %[4]svoid main() {
 	uint e = gid();
 	if (e < p.total) {
-		y[e] = %[2]s(%[3]s(a[e / p.n]) * %[3]s(b[e %% p.n]));
+		y[e] = %[2]s(%[5]s);
 	}
 }
-`, localSize, t, ct, indexGLSL)
+`, localSize, t, ct, indexGLSL+helpers, prod)
 	return op.done(op.elemGrid(src, []*tensor.Tensor{a, b, y}, m*n, uint32(n)))
 }

@@ -127,6 +127,8 @@ func bitTypes(dt tensor.Dtype) (buf, shared, head string) {
 		return "uint16_t", "uint", head + "#extension GL_EXT_shader_16bit_storage : require\n"
 	case 8:
 		return "uvec2", "uvec2", head
+	case 16:
+		return "uvec4", "uvec4", head
 	}
 	return "uint", "uint", head
 }

@@ -148,5 +148,88 @@ class LinalgTest(unittest.TestCase):
         self.assertTrue(np.array_equal(np.asarray(la.matrix_transpose(vf.asarray(m := np.arange(6.0).reshape(2, 3)))), m.T))
 
 
+CTOL = {"complex64": 1e-4, "complex128": 1e-10}
+
+
+def crand(shape, dtype):
+    return (RNG.uniform(-1, 1, shape) + 1j * RNG.uniform(-1, 1, shape)).astype(dtype)
+
+
+class LinalgComplexTest(unittest.TestCase):
+    """complex64 and complex128 against numpy.linalg in complex128."""
+
+    def close(self, got, want, dtype, scale=1.0):
+        got = np.asarray(got)
+        self.assertEqual(got.shape, np.shape(want))
+        tol = CTOL[dtype] * scale * max(1.0, float(np.max(np.abs(want), initial=0)))
+        np.testing.assert_allclose(got, want, rtol=0, atol=tol)
+
+    def test_solve_inv_det_slogdet(self):
+        for dtype in ("complex64", "complex128"):
+            for batch, n in (((), 1), ((), 6), ((3,), 4), ((2,), 30)):
+                a, b = crand(batch + (n, n), dtype), crand(batch + (n, 2), dtype)
+                a128 = a.astype("complex128")
+                cond = float(np.max(np.linalg.cond(a128)))
+                at, bt = vf.asarray(a), vf.asarray(b)
+                self.close(la.solve(at, bt), np.linalg.solve(a128, b), dtype, cond)
+                self.close(la.inv(at), np.linalg.inv(a128), dtype, cond)
+                d = la.det(at)
+                self.assertEqual(d.dtype, dtype)
+                np.testing.assert_allclose(np.asarray(d), np.linalg.det(a128), rtol=CTOL[dtype] * cond * n)
+                s, l = la.slogdet(at)
+                ws, wl = np.linalg.slogdet(a128)
+                self.assertEqual((s.dtype, l.dtype), (dtype, "float32" if dtype == "complex64" else "float64"))
+                self.close(s, ws, dtype, cond)
+                self.close(l, wl, dtype, cond)
+
+    def test_cholesky(self):
+        for dtype in ("complex64", "complex128"):
+            b = crand((2, 6, 6), "complex128")
+            a = (b @ np.conj(np.swapaxes(b, -1, -2)) + 6 * np.eye(6)).astype(dtype)
+            want = np.linalg.cholesky(a.astype("complex128"))
+            self.close(la.cholesky(vf.asarray(a)), want, dtype, 10)
+            self.close(la.cholesky(vf.asarray(a), upper=True), np.conj(np.swapaxes(want, -1, -2)), dtype, 10)
+
+    def test_qr(self):
+        for dtype in ("complex64", "complex128"):
+            for shape in ((5, 3), (3, 5), (2, 4, 4)):
+                a = crand(shape, dtype)
+                for mode in ("reduced", "complete"):
+                    q, r = la.qr(vf.asarray(a), mode=mode)
+                    wq, wr = np.linalg.qr(a.astype("complex128"), mode=mode)
+                    q, r = np.asarray(q), np.asarray(r)
+                    self.assertEqual((q.shape, r.shape), (wq.shape, wr.shape))
+                    self.close(q @ r, a, dtype, 10)
+                    k = q.shape[-1]
+                    self.close(np.conj(np.swapaxes(q, -1, -2)) @ q, np.broadcast_to(np.eye(k), q.shape[:-2] + (k, k)), dtype, 10)
+                    # LAPACK's zgeqrf: the same R as NumPy's (real diagonal).
+                    self.close(r, wr, dtype, 10)
+
+    def test_matrix_power_and_products(self):
+        for dtype in ("complex64", "complex128"):
+            a = crand((2, 4, 4), dtype)
+            for n in (0, 3, -2):
+                self.close(la.matrix_power(vf.asarray(a), n), np.linalg.matrix_power(a.astype("complex128"), n), dtype, 1e3)
+            x, y = crand((2, 1, 3), dtype), crand((4, 3), dtype)
+            self.close(la.vecdot(vf.asarray(x), vf.asarray(y)), np.sum(np.conj(x) * y, axis=-1), dtype)
+            p, q = crand((2, 3, 4), dtype), crand((4, 3, 5), dtype)
+            self.close(la.tensordot(vf.asarray(p), vf.asarray(q), axes=([1, 2], [1, 0])),
+                       np.tensordot(p, q, axes=([1, 2], [1, 0])), dtype, 10)
+            u, v = crand((5,), dtype), crand((3,), dtype)
+            self.close(la.outer(vf.asarray(u), vf.asarray(v)), np.outer(u, v), dtype)
+            c, d = crand((4, 3), dtype), crand((3,), dtype)
+            self.close(la.cross(vf.asarray(c), vf.asarray(d)), np.cross(c, d), dtype)
+            self.close(la.diagonal(vf.asarray(p), offset=1), np.diagonal(p, 1, -2, -1), dtype)
+            t = la.trace(vf.asarray(p), offset=-1)
+            self.assertEqual(t.dtype, dtype)
+            self.close(t, np.trace(p, -1, -2, -1), dtype)
+        # Mixed dtypes promote first.
+        f = rand((3,), "float32")
+        z = crand((3,), "complex128")
+        got = la.vecdot(vf.asarray(f), vf.asarray(z))
+        self.assertEqual(got.dtype, "complex128")
+        self.close(got, np.vdot(f, z), "complex128", 1e6)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -4,16 +4,17 @@ Every function runs on the device, from ops of the Go op library (named in
 each docstring), batched over leading dimensions: a stack of matrices is
 one op, not a loop on the host.
 
-* ``cholesky solve inv det slogdet qr matrix_power``: float32 and float64
-  (float16 and integer inputs are refused: cast to float32 first; complex
-  dtypes are not supported yet). LU with partial pivoting (solve, inv,
-  det, slogdet), right-looking Cholesky, Householder QR.
+* ``cholesky solve inv det slogdet qr matrix_power``: float32, float64,
+  complex64 and complex128 (float16 and integer inputs are refused: cast
+  to float32 first). LU with partial pivoting (solve, inv, det, slogdet),
+  right-looking Cholesky (complex: Hermitian, x = L @ L.mT.conj()),
+  Householder QR (complex: Q unitary, R's diagonal real, as LAPACK's).
 * ``svd svdvals eigh eigvalsh pinv matrix_rank matrix_norm vector_norm``
   (vkflow._linalg_spectral): one-sided Jacobi on the GPU, float32 and
   float64.
 * ``tensordot vecdot outer cross trace diagonal matmul matrix_transpose``:
-  every numeric dtype; two inputs of different dtypes promote by the
-  standard's table first.
+  every numeric dtype, complex included (``vecdot`` conjugates x1); two
+  inputs of different dtypes promote by the standard's table first.
 
 Where NumPy raises LinAlgError the device does not stop: ``cholesky`` of a
 matrix that is not positive definite gives NaN throughout that matrix (the
@@ -45,9 +46,9 @@ def _promote(x1, x2):
 
 
 def cholesky(x, /, *, upper=False):
-    """The Cholesky factor L (x = L @ L.mT), or with upper=True U = L.mT
-    (op "cholesky"; reads x's lower triangle). NaN throughout for a matrix
-    that is not positive definite."""
+    """The Cholesky factor L (x = L @ L.mT, complex: L @ conj(L.mT)), or
+    with upper=True U = conj(L.mT) (op "cholesky"; reads x's lower
+    triangle). NaN throughout for a matrix that is not positive definite."""
     return ops.call("cholesky", x, upper=bool(upper))
 
 
@@ -70,7 +71,8 @@ def det(x, /):
 
 def slogdet(x, /):
     """(sign, logabsdet) of the determinant of each square matrix (op
-    "slogdet"); a singular matrix gives (0, -inf)."""
+    "slogdet"; complex: sign of modulus 1, logabsdet real); a singular
+    matrix gives (0, -inf)."""
     return SlogdetResult(*ops.call("slogdet", x, out=(None, None)))
 
 
@@ -112,8 +114,8 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """The dot product along axis, other dimensions broadcast (op
-    "vecdot")."""
+    """The dot product along axis, sum(conj(x1) * x2), other dimensions
+    broadcast (op "vecdot")."""
     x1, x2 = _promote(x1, x2)
     return ops.call("vecdot", x1, x2, axis=int(axis))
 
