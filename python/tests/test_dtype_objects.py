@@ -46,6 +46,14 @@ class TestDTypeObjects(unittest.TestCase):
                 self.assertIs(xp.astype(t, xp.float64).dtype, xp.float64)
                 self.assertEqual(np.asarray(t).dtype, np.dtype(name))
         self.assertIs(xp.asarray(np.arange(3, dtype=np.int16)).dtype, xp.int16)
+        # Every path that makes a tensor: the one-call eager op, an op with
+        # attributes, a dynamic op, a view.
+        a = xp.asarray(np.arange(6, dtype=np.float32))
+        for name, t in (("add", vkflow.ops.add(a, a)), ("sum", xp.sum(a, axis=0)),
+                        ("nonzero", xp.nonzero(a)[0]), ("view", a[1:4]),
+                        ("matmul", a @ a), ("sort", xp.sort(a))):
+            with self.subTest(name):
+                self.assertIsInstance(t.dtype, vkflow.DType)
 
     def test_functions_return_them(self):
         self.assertIs(xp.result_type(xp.int8, xp.uint8), xp.int16)

@@ -49,12 +49,13 @@ class DType:
     kind names (``"bool"``, ``"integral"``, ...) stay distinct from dtypes.
     """
 
-    __slots__ = ("name", "itemsize")
+    __slots__ = ("name", "itemsize", "_np")
     # name and itemsize as NumPy's dtypes have them, and kind (below).
 
     def __init__(self, name, itemsize):
         self.name = name
         self.itemsize = itemsize
+        self._np = None
 
     def __eq__(self, other):
         if isinstance(other, DType):
@@ -91,7 +92,10 @@ class DType:
     @property
     def dtype(self):
         """The NumPy dtype of the same name (NumPy reads this attribute)."""
-        return _numpy().dtype(self.name)
+        d = self._np
+        if d is None:
+            d = self._np = _numpy().dtype(self.name)
+        return d
 
 
 _DTYPES = {name: DType(name, size) for name, size in _DTYPE_SIZES.items()}

@@ -88,7 +88,7 @@ class Tensor(_Handle):
         raw = d.dtype
         dtype = _dtype_names.get(raw)
         if dtype is None:
-            dtype = _dtype_names[raw] = raw.decode()
+            dtype = _dtype_names[raw] = _dtype(raw.decode())
         self.dtype = dtype
         self.shape = tuple(d.shape[:d.ndim])
         self.memory = _MEMORY_NAMES.get(d.memory, d.memory)
