@@ -10,6 +10,7 @@ worker's chunks are recomputed. Every worker's validation-layer message
 count is checked after each test. Every wait is bounded.
 """
 
+import asyncio
 import os
 import time
 import unittest
@@ -32,8 +33,9 @@ def to_tensor(block):
     return vkflow.asarray(block)
 
 
-def kinds(dask_worker):
-    return sorted({type(v).__name__ for v in dask_worker.data.values()})
+def kinds(keys, dask_worker):
+    keys = {str(k) for k in keys}
+    return sorted({type(v).__name__ for k, v in dask_worker.data.items() if str(k) in keys})
 
 
 def validation_count():
@@ -42,6 +44,28 @@ def validation_count():
 
 def op_stats():
     return vkflow.ops.cache_stats()
+
+
+# The library calls that make the host wait for the GPU.
+WAITS = ("synchronize", "tensor_wait", "tensor_read", "dlpack_export", "sequence_eval",
+         "timeline_wait", "run_wait")
+
+
+def count_host_waits(on):
+    """on: wraps this worker's library calls that wait for the GPU with
+    counters; off: unwraps them and returns {call: count}."""
+    L = vkflow._lib.lib()
+    if on:
+        L.wait_counts, L.wait_originals = {}, {n: getattr(L, n) for n in WAITS}
+        for name, original in L.wait_originals.items():
+            def counting(*args, _original=original, _name=name):
+                L.wait_counts[_name] = L.wait_counts.get(_name, 0) + 1
+                return _original(*args)
+            setattr(L, name, counting)
+        return {}
+    for name, original in L.wait_originals.items():
+        setattr(L, name, original)
+    return L.wait_counts
 
 
 def close_default_manager():
@@ -169,7 +193,7 @@ class TestDaskDistributed(unittest.TestCase):
         # The chunks held by the workers are vkflow tensors, spread over both.
         held = (x * 2.0).persist()
         distributed.wait(held, timeout=T)
-        where = self.client.run(kinds)
+        where = self.client.run(kinds, [f.key for f in held.__dask_graph__().values()])
         self.assertEqual(sorted(where.values()), [["Tensor"]] * 2)
         del held
 
@@ -203,9 +227,14 @@ class TestDaskDistributed(unittest.TestCase):
         for _ in range(100):
             x = x.map_blocks(step, dtype=np.float32)
             want = want * np.float32(1.0001) + np.float32(1)
-        x = self.client.persist(x, workers=[w])
-        distributed.wait(x, timeout=T)
+        self.client.run(count_host_waits, True, workers=[w])
+        try:
+            x = self.client.persist(x, workers=[w])
+            distributed.wait(x, timeout=T)
+        finally:
+            waits = self.client.run(count_host_waits, False, workers=[w])[w]
         after = self.client.run(op_stats, workers=[w])[w]
+        self.assertEqual(waits, {}, "the tasks waited for the GPU")
         self.assertGreaterEqual(after["submits"] - before["submits"], 200)
         self.assertEqual(after["host_waits"] - before["host_waits"], 0)
         got = self.compute(x)
@@ -281,6 +310,21 @@ class TestDaskLocal(unittest.TestCase):
                          ["0", "llvmpipe", "0", "llvmpipe"])
         with self.assertRaises(ValueError):
             vkflow.dask.device_for([], 0)
+
+    def test_worker_position_on_host(self):
+        class Scheduler:
+            async def identity(self):
+                return {"workers": {"tcp://10.0.0.1:9": {"host": "10.0.0.1"},
+                                    "tcp://10.0.0.1:7": {"host": "10.0.0.1"},
+                                    "tcp://10.0.0.2:1": {"host": "10.0.0.2"}}}
+
+        class Worker:
+            def __init__(self, name, address="tcp://10.0.0.1:9"):
+                self.name, self.address, self.ip = name, address, "10.0.0.1"
+                self.scheduler = Scheduler()
+        got = [asyncio.run(vkflow.dask._worker_index(Worker(n)))
+               for n in (0, 3, "gpu-box-2", "tcp://10.0.0.1:9")]
+        self.assertEqual(got, [0, 3, 2, 1])
 
     def test_mixed_chunks_concatenate_on_device(self):
         x = da.concatenate([da.from_array(np.ones((2, 3), np.float32), chunks=(2, 3)),
