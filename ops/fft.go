@@ -177,20 +177,7 @@ func fftAxes(name string, axes, s []int, rank int) ([]int, error) {
 		}
 		return axes, nil
 	}
-	out := make([]int, 0, len(axes))
-	for _, a := range axes {
-		if a < -rank || a >= rank {
-			return nil, core.Invalid("ops.%s: axis %d is out of range for %d dimensions", name, a, rank)
-		}
-		if a < 0 {
-			a += rank
-		}
-		if slices.Contains(out, a) {
-			return nil, core.Invalid("ops.%s: axis %d is repeated in %v", name, a, axes)
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return orderedAxes(name, axes, rank)
 }
 
 // fftND builds every FFT op: 1-d ones come with one axis and s = [n or -1].

@@ -118,6 +118,17 @@ func normAxes(name string, axes []int, rank int) ([]int, error) {
 		}
 		return all, nil
 	}
+	out, err := orderedAxes(name, axes, rank)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// orderedAxes checks axes against rank and returns them non-negative, in
+// their order: ErrInvalid for an axis out of range or repeated.
+func orderedAxes(name string, axes []int, rank int) ([]int, error) {
 	out := make([]int, 0, len(axes))
 	for _, a := range axes {
 		if a < -rank || a >= rank {
@@ -131,7 +142,6 @@ func normAxes(name string, axes []int, rank int) ([]int, error) {
 		}
 		out = append(out, a)
 	}
-	slices.Sort(out)
 	return out, nil
 }
 
