@@ -8,7 +8,7 @@ this module holds what they share. ``DLPACK_TIMEOUT`` is read at call time:
 """
 
 import ctypes
-import enum_TMP
+import enum
 import importlib
 import threading
 import types
