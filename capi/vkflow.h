@@ -76,6 +76,12 @@ int vkflow_manager_mem_stats(vkflow_manager m, int64_t *allocations, int64_t *bl
  * with VKFLOW_VALIDATION since the library was loaded; the last one's text
  * goes to buf. */
 int64_t vkflow_validation_messages(char *buf, size_t n);
+/* Sets VKFLOW_DEVICE (a device index or a name substring; NULL or blank
+ * unsets it) as the library sees it: Go keeps its own copy of the
+ * environment, taken when the library was loaded, so a process that changes
+ * the variable later calls this before opening a Manager (Python's Manager
+ * does it with os.environ's value). */
+int vkflow_set_device_env(char *value);
 
 /* Memory kinds. VKFLOW_MEMORY_EXPORTABLE makes a Device tensor with a
  * dedicated VkDeviceMemory of its own that vkflow_tensor_export_memory can

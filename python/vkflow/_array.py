@@ -6,8 +6,9 @@ too (added to :class:`vkflow.Tensor` by :func:`install`).
 
 The default device is one process-wide :class:`Manager`, opened on first use
 (by ``default_device()``, or by ``from_dlpack``/``asarray`` without a device)
-under a lock, and closed at interpreter exit. ``VKFLOW_DEVICE`` picks its
-device index as for any Manager; ``VKFLOW_VALIDATION=1`` opens it with the
+under a lock, and closed at interpreter exit. ``VKFLOW_DEVICE`` (an index or
+a name substring, read from ``os.environ`` when it opens) picks its device as
+for any Manager; ``VKFLOW_VALIDATION=1`` opens it with the
 validation layer. Closing it is allowed: the next use opens a new one.
 """
 

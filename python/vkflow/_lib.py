@@ -85,6 +85,7 @@ _PROTOTYPES = {
     "vkflow_manager_close": (c_int, (c_uint64,)),
     "vkflow_manager_mem_stats": (c_int, (c_uint64, _p_i64, _p_i64)),
     "vkflow_validation_messages": (c_int64, (c_char_p, c_size_t)),
+    "vkflow_set_device_env": (c_int, (c_char_p,)),
     "vkflow_tensor_new": (c_int, (c_uint64, c_char_p, c_int32, _p_i64, c_void_p, c_uint64,
                                   c_int32, _p_u64)),
     "vkflow_tensor_close": (c_int, (c_uint64,)),

@@ -5,6 +5,7 @@ validation layer's message count.
 
 import ctypes
 import numbers
+import os
 import threading
 import weakref
 
@@ -38,11 +39,28 @@ def validation_messages():
     return int(n), buf.value.decode("utf-8", "replace")
 
 
+_device_env_lock = threading.Lock()
+_device_env_synced = [object()]  # the VKFLOW_DEVICE value last given to the library
+
+
+def _sync_device_env(L):
+    """Gives the library os.environ's VKFLOW_DEVICE: Go reads its own copy of
+    the environment, taken when libvkflow.so was loaded, so a change made
+    since (by vkflow.dask.DevicePlugin, or by the program) would go unseen."""
+    value = os.environ.get("VKFLOW_DEVICE")
+    with _device_env_lock:
+        if value != _device_env_synced[0]:
+            _check(L.set_device_env(value.encode() if value is not None else None))
+            _device_env_synced[0] = value
+
+
 class Manager(_Handle):
     """One Vulkan device and everything created from it.
 
-    ``device`` is a device index (-1: the default device; the VKFLOW_DEVICE
-    environment variable is honoured). ``validation=True`` enables the Khronos
+    ``device`` is a device index (-1: the default device). The VKFLOW_DEVICE
+    environment variable (a device index or a case-insensitive substring of
+    its name) overrides it; its value in ``os.environ`` when the Manager
+    opens counts, even when set after libvkflow.so was loaded. ``validation=True`` enables the Khronos
     validation layer with synchronization validation; its messages are counted
     by :func:`validation_messages`. ``queues`` asks for that many logical
     compute queues and ``transfer=True`` for a logical transfer queue after
@@ -61,6 +79,7 @@ class Manager(_Handle):
         self._children = weakref.WeakSet()
         self._children_lock = threading.Lock()
         L = _lib.lib()
+        _sync_device_env(L)
         h = c_uint64()
         flags = _lib.VALIDATION if validation else 0
         if queues is None and not transfer:
