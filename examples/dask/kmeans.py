@@ -27,7 +27,6 @@ check fails.
 """
 
 import argparse
-import importlib.util
 import math
 import sys
 import time
@@ -39,6 +38,7 @@ import dask.array as da
 
 import vkflow
 import vkflow.array_api as xa
+import vkflow.dask
 
 # Hash constants (a 32-bit integer finalizer: xor-shift, multiply, twice).
 _M1, _M2 = 0x7FEB352D, 0x846CA68B
@@ -228,6 +228,9 @@ def parse_args(argv):
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="join this running scheduler (default: a LocalCluster on 127.0.0.1)")
     p.add_argument("--workers", type=int, default=2, help="LocalCluster workers (default 2)")
+    p.add_argument("--devices", metavar="LIST",
+                   help="devices dealt to each host's workers, e.g. 0,1 (VKFLOW_DEVICE values; "
+                        "default: every worker's default device)")
     p.add_argument("--size", type=int, default=200_000, help="points (default 200000)")
     p.add_argument("--dim", type=int, default=16, help="coordinates per point (default 16)")
     p.add_argument("--chunk", type=int, default=25_000, help="points per chunk (default 25000)")
@@ -250,12 +253,28 @@ def parse_args(argv):
 
 def start_cluster(workers):
     """A LocalCluster on 127.0.0.1: one single-threaded worker process per
-    device, each with vkflow.dask preloaded (serializers, sizeof) and the
-    DevicePlugin's VKFLOW_DEVICE."""
+    device, each with vkflow.dask preloaded (serializers, sizeof)."""
     from distributed import LocalCluster
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                        host="127.0.0.1", dashboard_address=None,
-                        preload=["vkflow.dask"] if importlib.util.find_spec("vkflow.dask") else [])
+                        host="127.0.0.1", dashboard_address=None, preload=["vkflow.dask"])
+
+
+def connect(args):
+    """(client, cluster or None): a new LocalCluster, or the scheduler at
+    --scheduler. vkflow.dask.DevicePlugin is registered either way: it
+    imports the registrations on every worker and, with --devices, deals
+    the devices to each host's workers (VKFLOW_DEVICE)."""
+    from distributed import Client
+    cluster = None if args.scheduler else start_cluster(args.workers)
+    client = Client(args.scheduler or cluster)
+    try:
+        client.register_worker_plugin(vkflow.dask.DevicePlugin(devices=args.devices))
+    except BaseException:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        raise
+    return client, cluster
 
 
 def run(client, args, progress=True):
@@ -282,13 +301,7 @@ def run(client, args, progress=True):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from distributed import Client
-    cluster = None
-    if args.scheduler:
-        client = Client(args.scheduler)
-    else:
-        cluster = start_cluster(args.workers)
-        client = Client(cluster)
+    client, cluster = connect(args)
     try:
         nworkers = len(client.scheduler_info()["workers"])
         c, tgen, titer = run(client, args, progress=not args.no_progress)
