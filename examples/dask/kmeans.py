@@ -277,14 +277,15 @@ def connect(args):
     return client, cluster
 
 
-def run(client, args, progress=True):
-    """Generates the data on the workers, runs the iterations, returns
-    (centroids, seconds for generation, seconds for the iterations)."""
+def run(client, args, progress=True, workers=None):
+    """Generates the data on the workers (all of them, or those listed in
+    workers), runs the iterations, returns (centroids, seconds for
+    generation, seconds for the iterations)."""
     from distributed import progress as dprogress, wait
 
     x = points(args.size, args.dim, args.chunk, args.seed, args.k, kind=args.chunks)
     t0 = time.perf_counter()
-    x = client.persist(x)
+    x = client.persist(x, workers=workers)
     if progress:
         dprogress(x)
     wait(x)
@@ -292,7 +293,7 @@ def run(client, args, progress=True):
     if progress:
         print(file=sys.stdout)  # distributed's bar ends without a newline
     c = lloyd(x, initial_centroids(args.seed, args.k, args.dim), args.iters,
-              lambda arr: client.compute(arr).result(),
+              lambda arr: client.compute(arr, workers=workers).result(),
               IterationBar(args.iters) if progress else None)
     t2 = time.perf_counter()
     del x
