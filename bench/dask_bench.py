@@ -91,11 +91,6 @@ def transfer(client, a, b, nbytes, kind):
     return entry["duration"]
 
 
-def kmeans_once(client, km, args, kind, workers=None):
-    c, tgen, titer = km.run(client, args, progress=False, workers=workers)
-    return c, tgen, titer
-
-
 def roundtrip(x, serializers):
     """Seconds of serialize + deserialize of x in this process (Dask's
     protocol functions, the given serializer family), checked."""
@@ -138,8 +133,9 @@ def table(results, opt):
     for kind in ("vkflow", "numpy"):
         for ser in ("dask", "pickle"):
             name = "roundtrip_%s_%s_mibps" % (kind, ser)
+            note = " (NumPy: views, nothing copied)" if kind == "numpy" else ""
             lines.append(row("%d MiB serialize+deserialize, %s, %s serializer, in process%s"
-                             % (opt.mib, kind, ser, " (NumPy: views, nothing copied)" if kind == "numpy" else ""), name, "%.0f"))
+                             % (opt.mib, kind, ser, note), name, "%.0f"))
     lines += [
         "",
         "Ratios (medians): k-means iterations vkflow/NumPy chunks %.2fx; "
@@ -184,7 +180,7 @@ def main():
                 order.reverse()
             for kind, workers in order:
                 ex.chunks = kind
-                c, tgen, titer = kmeans_once(client, km, ex, kind, workers)
+                c, tgen, titer = km.run(client, ex, progress=False, workers=workers)
                 err = float(np.max(np.abs(c - want)))
                 if err > 1e-4 * float(np.max(np.abs(want))):
                     raise RuntimeError("dask_bench: k-means (%s) off NumPy by %g" % (kind, err))

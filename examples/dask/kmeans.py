@@ -33,7 +33,6 @@ import time
 
 import numpy as np
 
-import dask
 import dask.array as da
 
 import vkflow
@@ -325,7 +324,8 @@ def main(argv=None):
         err = float(np.max(np.abs(c - want)))
         tol = args.rtol * float(np.max(np.abs(want)))
         ok = err <= tol
-        line += "; max |c - NumPy| %.2g (%s)" % (err, "ok" if ok else "FAILED, tolerance %.2g" % tol)
+        verdict = "ok" if ok else "FAILED, tolerance %.2g" % tol
+        line += "; max |c - NumPy| %.2g (%s)" % (err, verdict)
     print(line, flush=True)
     return 0 if ok else 1
 
