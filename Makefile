@@ -136,6 +136,7 @@ bench: deps
 	bench/sort.sh
 	bench/interop.sh
 	bench/eager.sh
+	bench/dask.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

@@ -9,6 +9,7 @@ this module holds what they share. ``DLPACK_TIMEOUT`` is read at call time:
 
 import ctypes
 import enum
+import importlib
 import threading
 import types
 
@@ -58,6 +59,12 @@ class _Package(types.ModuleType):
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | {"DLPACK_TIMEOUT"})
+
+    def __reduce__(self):
+        # By reference, as cloudpickle pickles plain modules: a function
+        # pickled by value (one of a script's __main__, sent to Dask
+        # workers) may use ``vkflow`` as a global.
+        return importlib.import_module, (self.__name__,)
 
 
 def _timeout():
