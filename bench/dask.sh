@@ -8,22 +8,27 @@
 #     a vkflow tensor (vkflow.dask's serializers) against a NumPy array
 #     (Dask's own), timed by B's transfer log;
 #   - the same chunk serialized and deserialized in one process, vkflow.dask
-#     against pickle.
+#     against pickle;
+#   - (bench/dask_handle.py) a 1, 16 and 128 MiB chunk moved between two
+#     processes over a Unix socket: vkflow.dask's bytes against an
+#     exported-memory handle (alias, and with device copies on either side),
+#     appended to the table (per-round figures in bench/out/dask_handle.log).
 # Every k-means result is checked against NumPy's. Medians of ROUNDS rounds
 # (default 3; transfers: 3 per round), ranges and ratios, as a markdown table
 # (also written to bench/out/dask.md; per-round figures in bench/out/dask.log).
 # About 40 s on the 2-core lavapipe machine. See docs/DISTRIBUTED.md.
 #
-# Knobs (environment): ROUNDS, SIZE (points, default 200000), MIB (chunk
-# moved, default 16), PYTHON (default /usr/bin/python3, with Debian's dask
-# and distributed), GO. libvkflow.so is built into bench/out/dask/ (not
-# build/); no validation layer.
+# Knobs (environment): ROUNDS, HANDLE_ROUNDS (default 5), SIZE (points,
+# default 200000), MIB (chunk moved, default 16), PYTHON (default
+# /usr/bin/python3, with Debian's dask and distributed), GO. libvkflow.so is
+# built into bench/out/dask/ (not build/); no validation layer.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ROUNDS=${ROUNDS:-3}
 SIZE=${SIZE:-200000}
 MIB=${MIB:-16}
+HANDLE_ROUNDS=${HANDLE_ROUNDS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 GO=${GO:-go}
 
@@ -52,6 +57,15 @@ PYTHONPATH="$PWD/python" VKFLOW_LIB="$lib/libvkflow.so" "$PYTHON" bench/dask_ben
 	tail -20 "$out/dask.log" >&2
 	exit 1
 }
+PYTHONPATH="$PWD/python" VKFLOW_LIB="$lib/libvkflow.so" "$PYTHON" bench/dask_handle.py \
+	-rounds "$HANDLE_ROUNDS" >"$out/dask_handle.md" 2>"$out/dask_handle.log" || {
+	echo "bench: dask: dask_handle.py failed (bench/out/dask_handle.log):" >&2
+	tail -20 "$out/dask_handle.log" >&2
+	exit 1
+}
+{
+	printf "\n" && cat "$out/dask_handle.md"
+} >>"$out/dask.md"
 {
 	printf "\n%s rounds in %ss on %s (%s CPUs; lavapipe threads: %s); load average before: %s, after: %s.\n" \
 		"$ROUNDS" "$((SECONDS - start))" "$(date -u +%Y-%m-%d)" "$(nproc)" \
