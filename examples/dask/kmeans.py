@@ -16,7 +16,7 @@ iteration.
 Usage:
     python3 kmeans.py                         # LocalCluster, 2 workers, small size
     python3 kmeans.py --size 4000000 --chunk 250000 --workers 2
-    python3 kmeans.py --scheduler tcp://10.0.0.1:8786   # an existing cluster
+    python3 kmeans.py --scheduler tcp://scheduler-host:8786   # an existing cluster
     python3 kmeans.py --chunks numpy          # NumPy chunks, same generator
 
 The last line printed is the summary (time and throughput) with the largest

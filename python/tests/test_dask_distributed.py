@@ -314,16 +314,16 @@ class TestDaskLocal(unittest.TestCase):
     def test_worker_position_on_host(self):
         class Scheduler:
             async def identity(self):
-                return {"workers": {"tcp://10.0.0.1:9": {"host": "10.0.0.1"},
-                                    "tcp://10.0.0.1:7": {"host": "10.0.0.1"},
-                                    "tcp://10.0.0.2:1": {"host": "10.0.0.2"}}}
+                return {"workers": {"tcp://127.0.0.1:9": {"host": "127.0.0.1"},
+                                    "tcp://127.0.0.1:7": {"host": "127.0.0.1"},
+                                    "tcp://127.0.0.2:1": {"host": "127.0.0.2"}}}
 
         class Worker:
-            def __init__(self, name, address="tcp://10.0.0.1:9"):
-                self.name, self.address, self.ip = name, address, "10.0.0.1"
+            def __init__(self, name, address="tcp://127.0.0.1:9"):
+                self.name, self.address, self.ip = name, address, "127.0.0.1"
                 self.scheduler = Scheduler()
         got = [asyncio.run(vkflow.dask._worker_index(Worker(n)))
-               for n in (0, 3, "gpu-box-2", "tcp://10.0.0.1:9")]
+               for n in (0, 3, "gpu-box-2", "tcp://127.0.0.1:9")]
         self.assertEqual(got, [0, 3, 2, 1])
 
     def test_mixed_chunks_concatenate_on_device(self):
