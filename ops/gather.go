@@ -24,13 +24,9 @@ func init() {
 		if err := tooMany("take", out, 1); err != nil {
 			return nil, err
 		}
-		var axis *int
-		switch len(at.Axes) {
-		case 0:
-		case 1:
-			axis = &at.Axes[0]
-		default:
-			return nil, core.Invalid("ops.take: takes one axis, not %v", at.Axes)
+		axis, err := optionalAxis("take", at.Axes)
+		if err != nil {
+			return nil, err
 		}
 		return Take(o, in[0], in[1], axis, outAt(out, 0))
 	})

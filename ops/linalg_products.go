@@ -11,44 +11,33 @@ import (
 // vecdot, outer, cross, diagonal, trace.
 
 func init() {
-	one := func(name string, n int, f func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error)) {
-		builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-			if err := inputs(name, in, n); err != nil {
-				return nil, err
-			}
-			if err := tooMany(name, out, 1); err != nil {
-				return nil, err
-			}
-			return f(o, in, at, outAt(out, 0))
-		})
-	}
-	one("matrix_power", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("matrix_power", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return MatrixPower(o, in[0], at.N, out)
 	})
-	one("tensordot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("tensordot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Tensordot(o, in[0], in[1], at.Axes, at.Axes2, out)
 	})
-	one("vecdot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("vecdot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		axis, err := axisAttr("vecdot", at.Axes, -1)
 		if err != nil {
 			return nil, err
 		}
 		return Vecdot(o, in[0], in[1], axis, out)
 	})
-	one("cross", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("cross", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		axis, err := axisAttr("cross", at.Axes, -1)
 		if err != nil {
 			return nil, err
 		}
 		return Cross(o, in[0], in[1], axis, out)
 	})
-	one("outer", 2, func(o Owner, in []*tensor.Tensor, _ Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("outer", 2, func(o Owner, in []*tensor.Tensor, _ Attrs, out *tensor.Tensor) (*Op, error) {
 		return Outer(o, in[0], in[1], out)
 	})
-	one("diagonal", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("diagonal", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Diagonal(o, in[0], at.Offset, out)
 	})
-	one("trace", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	builtinOne("trace", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Trace(o, in[0], at.Offset, out)
 	})
 }

@@ -12,64 +12,35 @@ import (
 // dtype (cast first: the Python layer promotes them as the standard does).
 
 func init() {
-	builtin("concat", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := tooMany("concat", out, 1); err != nil {
-			return nil, err
-		}
+	builtinOne("concat", -1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		axis, err := axisAttr("concat", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
-		return Concat(o, in, axis, outAt(out, 0))
+		return Concat(o, in, axis, out)
 	})
-	builtin("stack", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := tooMany("stack", out, 1); err != nil {
-			return nil, err
-		}
+	builtinOne("stack", -1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		axis, err := axisAttr("stack", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
-		return Stack(o, in, axis, outAt(out, 0))
+		return Stack(o, in, axis, out)
 	})
-	builtin("flip", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := unaryIO("flip", in, out); err != nil {
-			return nil, err
-		}
-		return Flip(o, in[0], at.Axes, outAt(out, 0))
+	builtinOne("flip", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Flip(o, in[0], at.Axes, out)
 	})
-	builtin("roll", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := unaryIO("roll", in, out); err != nil {
-			return nil, err
-		}
-		return Roll(o, in[0], at.Shift, at.Axes, outAt(out, 0))
+	builtinOne("roll", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Roll(o, in[0], at.Shift, at.Axes, out)
 	})
-	builtin("tile", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := unaryIO("tile", in, out); err != nil {
-			return nil, err
-		}
-		return Tile(o, in[0], at.Reps, outAt(out, 0))
+	builtinOne("tile", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Tile(o, in[0], at.Reps, out)
 	})
-	builtin("repeat", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := unaryIO("repeat", in, out); err != nil {
-			return nil, err
-		}
-		return Repeat(o, in[0], at.Repeats, at.Axes, outAt(out, 0))
+	builtinOne("repeat", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return Repeat(o, in[0], at.Repeats, at.Axes, out)
 	})
-	builtin("broadcast_to", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := unaryIO("broadcast_to", in, out); err != nil {
-			return nil, err
-		}
-		return BroadcastTo(o, in[0], at.Shape, outAt(out, 0))
+	builtinOne("broadcast_to", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		return BroadcastTo(o, in[0], at.Shape, out)
 	})
-}
-
-// unaryIO checks one input and at most one output.
-func unaryIO(name string, in, out []*tensor.Tensor) error {
-	if err := inputs(name, in, 1); err != nil {
-		return err
-	}
-	return tooMany(name, out, 1)
 }
 
 // rowMajor returns the row-major strides of shape.

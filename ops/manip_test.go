@@ -236,3 +236,33 @@ func ExampleConcat() {
 	fmt.Println(op.Out().Shape(), v)
 	// Output: [3 2] [1 2 3 4 5 6]
 }
+
+// TestOneAxisAttrs: the registry's ops that take one axis (optional or with
+// a default) refuse two, and ops with a fixed input count refuse another.
+func TestOneAxisAttrs(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	x := iota32(t, m, []int{2, 3}, 0)
+	idx := iota32(t, m, []int{2}, 0)
+	for _, c := range []struct {
+		name string
+		in   []*tensor.Tensor
+		at   ops.Attrs
+		msg  string
+	}{
+		{"take", []*tensor.Tensor{x, idx}, ops.Attrs{Axes: []int{0, 1}}, "takes one axis"},
+		{"argmax", []*tensor.Tensor{x}, ops.Attrs{Axes: []int{0, 1}}, "takes one axis"},
+		{"cumulative_sum", []*tensor.Tensor{x}, ops.Attrs{Axes: []int{0, 1}}, "takes one axis"},
+		{"concat", []*tensor.Tensor{x, x}, ops.Attrs{Axes: []int{0, 1}}, "takes one axis"},
+		{"vecdot", []*tensor.Tensor{x, x}, ops.Attrs{Axes: []int{0, 1}}, "takes one axis"},
+		{"flip", []*tensor.Tensor{x, x}, ops.Attrs{}, "2 inputs, want 1"},
+		{"tensordot", []*tensor.Tensor{x}, ops.Attrs{}, "1 inputs, want 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			op, err := ops.Prepare(m, c.name, c.in, nil, c.at)
+			require.Error(t, err)
+			assert.Nil(t, op)
+			assert.ErrorIs(t, err, vkflow.ErrInvalid)
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+}

@@ -3,7 +3,6 @@ package ops
 import (
 	"slices"
 
-	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 	"github.com/vkflow/vkflow/vk"
 )
@@ -21,13 +20,9 @@ func init() {
 		if err := tooMany("argmax", out, 1); err != nil {
 			return nil, err
 		}
-		var axis *int
-		switch len(at.Axes) {
-		case 0:
-		case 1:
-			axis = &at.Axes[0]
-		default:
-			return nil, core.Invalid("ops.argmax: takes one axis or none, not %v", at.Axes)
+		axis, err := optionalAxis("argmax", at.Axes)
+		if err != nil {
+			return nil, err
 		}
 		return Argmax(o, in[0], axis, at.KeepDims, outAt(out, 0))
 	})

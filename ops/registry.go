@@ -278,6 +278,22 @@ func outAt(out []*tensor.Tensor, i int) *tensor.Tensor {
 	return nil
 }
 
+// builtinOne registers the built-in op name with n inputs (n < 0: any
+// number, which f checks) and one output: out is the given output or nil.
+func builtinOne(name string, n int, f func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error)) {
+	builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if n >= 0 {
+			if err := inputs(name, in, n); err != nil {
+				return nil, err
+			}
+		}
+		if err := tooMany(name, out, 1); err != nil {
+			return nil, err
+		}
+		return f(o, in, at, outAt(out, 0))
+	})
+}
+
 // tooMany fails when out has more entries than the op's n outputs.
 func tooMany(name string, out []*tensor.Tensor, n int) error {
 	if len(out) > n {

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -17,13 +16,9 @@ func init() {
 			if err := tooMany(c.name, out, 1); err != nil {
 				return nil, err
 			}
-			var axis *int
-			switch len(at.Axes) {
-			case 0:
-			case 1:
-				axis = &at.Axes[0]
-			default:
-				return nil, core.Invalid("ops.%s: takes one axis, not %v", c.name, at.Axes)
+			axis, err := optionalAxis(c.name, at.Axes)
+			if err != nil {
+				return nil, err
 			}
 			return scan(o, c.name, c.kind, in[0], axis, at.Dtype, at.IncludeInitial, outAt(out, 0))
 		})

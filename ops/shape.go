@@ -156,3 +156,13 @@ func axisAttr(name string, axes []int, def int) (int, error) {
 	}
 	return 0, core.Invalid("ops.%s: takes one axis, not %v", name, axes)
 }
+
+// optionalAxis is Attrs.Axes as an op's optional one axis: nil when
+// unset, ErrInvalid for more than one.
+func optionalAxis(name string, axes []int) (*int, error) {
+	if len(axes) == 0 {
+		return nil, nil
+	}
+	a, err := axisAttr(name, axes, 0)
+	return &a, err
+}
