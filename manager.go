@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/vk"
@@ -176,6 +177,19 @@ func New(opts ...Option) (*Manager, error) {
 	if cfg.computeQueues < 1 {
 		return nil, fmt.Errorf("%w: WithQueues: need at least 1 compute queue, got %d", ErrInvalid, cfg.computeQueues)
 	}
+	if v := strings.TrimSpace(os.Getenv("VKFLOW_WAIT_SPIN")); v != "" {
+		d, err := time.ParseDuration(v)
+		if v == "0" {
+			d, err = 0, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: VKFLOW_WAIT_SPIN=%q: not a duration (e.g. 50us, or 0)", ErrInvalid, v)
+		}
+		cfg.waitSpin = d
+	}
+	if cfg.waitSpin < 0 {
+		return nil, fmt.Errorf("%w: WithWaitSpin(%v): the spin cannot be negative", ErrInvalid, cfg.waitSpin)
+	}
 	if cfg.closeTimeout < 0 {
 		return nil, fmt.Errorf("%w: WithCloseTimeout(%v): the bound on waits cannot be negative", ErrInvalid, cfg.closeTimeout)
 	}
@@ -266,6 +280,7 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		StagedDeviceMemory: cfg.staged,
 		MaxHeld:            cfg.maxHeld,
 		WaitTimeout:        cfg.closeTimeout,
+		WaitSpin:           cfg.waitSpin,
 		Log:                log,
 		Index:              info.Index,
 	})
@@ -307,6 +322,12 @@ func (m *Manager) MemStats() core.MemStats { return m.dev.MemStats() }
 // (package ops): prepared-op cache hits, misses, evictions and entries,
 // eager submits, and host waits inside eager calls.
 func (m *Manager) OpCacheStats() core.OpCacheStats { return m.dev.OpCacheStats() }
+
+// WaitStats returns the counters of the host's waits on the GPU that
+// reached the driver: those that ended while polling (WithWaitSpin) and
+// those that went on to sleep in vkWaitSemaphores. Many Blocked waits on
+// short work suggest a longer spin; see WithWaitSpin.
+func (m *Manager) WaitStats() core.WaitStats { return m.dev.WaitStats() }
 
 // Close waits for submitted work (up to WithCloseTimeout), closes every
 // sequence, algorithm, tensor and timeline created from the Manager in that

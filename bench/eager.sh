@@ -6,11 +6,17 @@
 #
 #   sync   Python (bench/eager_py.py, /usr/bin/python3 with the source
 #          tree's python/vkflow): `c = vkflow.ops.add(a, b)` on 1,000
-#          float32, then `c.read()[0]`, per iteration; and the same from C
+#          float32, then `float(c.read()[0])`, per iteration; and the same from C
 #          (bench/eager/eager.c: vkflow_op_call_async into a new output,
 #          vkflow_tensor_read, vkflow_tensor_close); against baseline.c's
 #          dispatch1024 (a 1024-element multiply recorded once, submit +
 #          wait), ns/op. Goal (Python): <= 1.3x (issue 23; was 1.5x).
+#          vkflow's host waits poll the timeline for up to 200 µs before
+#          they sleep (WithWaitSpin, VKFLOW_WAIT_SPIN); dispatch1024 sleeps
+#          in vkWaitSemaphores at once. So the sync loops are also run with
+#          VKFLOW_WAIT_SPIN=0 (names ending in _nospin: both sides sleep)
+#          and compared with baseline.c's dispatch_poll1024 (the same
+#          dispatch, waited for by polling as vkflow does: both sides poll).
 #   chain  1,000 dependent adds, `x = vkflow.ops.add(x, y)` with a new
 #          output each time, then one read, per op; from Python and from C
 #          (vkflow_op_call_async, one vkflow_tensor_read at the end); against
@@ -39,8 +45,8 @@
 # Python and the C API program, default 1), PYTHON (default /usr/bin/python3),
 # GO, CC. baseline.c's -run chain1000 runs chain1000_cmdbuf too (its filter
 # is a substring); the report leaves it out. With the defaults a run takes
-# about 50 s on the 2-core lavapipe machine at load average 2 to 5 (the
-# rounds about 45 s; a go build of the library with a cold cache adds up to
+# about 75 s on the 2-core lavapipe machine at load average 2 to 5 (the
+# rounds about 70 s; a go build of the library with a cold cache adds up to
 # a minute). Raw output:
 # bench/out/eager_raw.txt; the sides' stderr (device, verification,
 # per-batch spread): bench/out/eager.log.
@@ -65,8 +71,9 @@ if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
 	XDG_RUNTIME_DIR=$(mktemp -d /tmp/vkflow-xdg.XXXXXX)
 	export XDG_RUNTIME_DIR
 fi
-# Benchmarks run without the validation layer, on every side.
-unset VKFLOW_VALIDATION VK_INSTANCE_LAYERS VK_LOADER_LAYERS_ENABLE VK_LAYER_ENABLES
+# Benchmarks run without the validation layer, on every side, and with
+# vkflow's default host wait (the sides with VKFLOW_WAIT_SPIN=0 set it).
+unset VKFLOW_VALIDATION VK_INSTANCE_LAYERS VK_LOADER_LAYERS_ENABLE VK_LAYER_ENABLES VKFLOW_WAIT_SPIN
 export CGO_ENABLED=1
 
 echo "bench: eager: building the C baseline, libvkflow.so and bench/eager/eager.c" >&2
@@ -98,12 +105,20 @@ c_side() { # eager.c workload
 		failed=1
 	}
 }
-comparison() { # round, baseline workload, eager workload
+comparison() { # round, baseline workload, eager workload[, nospin: also VKFLOW_WAIT_SPIN=0]
 	if (($1 % 2)); then
 		base_side "$2"
 		py_side "$3"
 		c_side "$3"
+		if [[ ${4:-} == nospin ]]; then
+			VKFLOW_WAIT_SPIN=0 py_side "$3"
+			VKFLOW_WAIT_SPIN=0 c_side "$3"
+		fi
 	else
+		if [[ ${4:-} == nospin ]]; then
+			VKFLOW_WAIT_SPIN=0 c_side "$3"
+			VKFLOW_WAIT_SPIN=0 py_side "$3"
+		fi
 		c_side "$3"
 		py_side "$3"
 		base_side "$2"
@@ -115,7 +130,8 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
 	echo "bench: eager round $round/$ROUNDS" >&2
 	echo "# round $round" >>"$raw"
-	comparison "$round" dispatch1024 add1000_sync
+	# "dispatch" selects dispatch1024 and dispatch_poll1024.
+	comparison "$round" dispatch add1000_sync nospin
 	comparison "$round" chain1000 add_chain1000
 done
 echo "bench: eager: $ROUNDS rounds in $((SECONDS - start))s" >&2

@@ -23,12 +23,15 @@ PY_SYNC = ("EagerPy", "add1000_sync")
 PY_CHAIN = ("EagerPy", "add_chain1000")
 C_SYNC = ("EagerC", "add1000_sync")
 C_CHAIN = ("EagerC", "add_chain1000")
+PY_SYNC_NOSPIN = ("EagerPy", "add1000_sync_nospin")
+C_SYNC_NOSPIN = ("EagerC", "add1000_sync_nospin")
 BASE_SYNC = ("C", "dispatch1024")
+BASE_SYNC_POLL = ("C", "dispatch_poll1024")
 BASE_CHAIN = ("C", "chain1000")
 
 # label, vkflow side, baseline side, metric, goal (max ratio; None: reported)
 COMPARISONS = [
-    ("Python, sync: `c = vkflow.ops.add(a, b)` on 1,000 f32 + `c.read()[0]`, "
+    ("Python, sync: `c = vkflow.ops.add(a, b)` on 1,000 f32 + `float(c.read()[0])`, "
      "per iteration, vs C dispatch1024", PY_SYNC, BASE_SYNC, "ns/op", 1.3),
     ("Python, chain: 1,000 dependent `x = vkflow.ops.add(x, y)` + one read, "
      "per op, vs C chain1000 per dispatch", PY_CHAIN, BASE_CHAIN, "ns/dispatch", 1.3),
@@ -36,12 +39,23 @@ COMPARISONS = [
      "vs C dispatch1024", C_SYNC, BASE_SYNC, "ns/op", None),
     ("C API, chain: 1,000 dependent `vkflow_op_call_async` + one read, per op, "
      "vs C chain1000 per dispatch", C_CHAIN, BASE_CHAIN, "ns/dispatch", None),
+    ("both poll: Python sync vs C dispatch_poll1024 (the same polling wait)",
+     PY_SYNC, BASE_SYNC_POLL, "ns/op", None),
+    ("both poll: C API sync vs C dispatch_poll1024", C_SYNC, BASE_SYNC_POLL, "ns/op", None),
+    ("both sleep: Python sync with VKFLOW_WAIT_SPIN=0 vs C dispatch1024",
+     PY_SYNC_NOSPIN, BASE_SYNC, "ns/op", None),
+    ("both sleep: C API sync with VKFLOW_WAIT_SPIN=0 vs C dispatch1024",
+     C_SYNC_NOSPIN, BASE_SYNC, "ns/op", None),
+    ("context: C dispatch_poll1024 over C dispatch1024 (what polling saves raw C)",
+     BASE_SYNC_POLL, BASE_SYNC, "ns/op", None),
     ("context: Python sync over C API sync", PY_SYNC, C_SYNC, "ns/op", None),
     ("context: Python chain over C API chain, per op", PY_CHAIN, C_CHAIN, "ns/dispatch", None),
 ]
 
 COUNTER_ROWS = [("Python, sync", PY_SYNC), ("Python, chain", PY_CHAIN),
-                ("C API, sync", C_SYNC), ("C API, chain", C_CHAIN)]
+                ("C API, sync", C_SYNC), ("C API, chain", C_CHAIN),
+                ("Python, sync, VKFLOW_WAIT_SPIN=0", PY_SYNC_NOSPIN),
+                ("C API, sync, VKFLOW_WAIT_SPIN=0", C_SYNC_NOSPIN)]
 
 
 def parse(path):
@@ -140,24 +154,25 @@ def main(argv):
                "timed batches, after warm-up and calibration), summed over all rounds:")
     out.append("")
     out.append("| loop | op calls | cache hits | misses | hit rate | host waits per op | "
-               "submits per op | goal | verdict |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
+               "submits per op | GPU waits polled / blocked | goal | verdict |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for label, key in COUNTER_ROWS:
         rs = [r[key] for r in rounds if key in r]
         if not rs or any("calls" not in m for m in rs):
             missing = True
-            out.append("| %s | | | | | | | 100%% hits, 0 host waits | **MISSING** |" % label)
+            out.append("| %s | | | | | | | | 100%% hits, 0 host waits | **MISSING** |" % label)
             goals.append("- %s: cache and host waits: **MISSING**" % label)
             continue
         tot = {k: sum(m.get(k, 0) for m in rs)
-               for k in ("calls", "hits", "misses", "hostwaits", "submits")}
+               for k in ("calls", "hits", "misses", "hostwaits", "submits", "polled", "blocked")}
         looked = tot["hits"] + tot["misses"]
         rate = 100.0 * tot["hits"] / looked if looked else 0.0
         ok = tot["misses"] == 0 and tot["hostwaits"] == 0 and tot["hits"] > 0
         verdict = "**MET**" if ok else "**NOT MET**"
-        out.append("| %s | %d | %d | %d | %.3f%% | %.4f | %.3f | 100%% hits, 0 host waits | %s |"
+        out.append("| %s | %d | %d | %d | %.3f%% | %.4f | %.3f | %d / %d | 100%% hits, 0 host waits | %s |"
                    % (label, tot["calls"], tot["hits"], tot["misses"], rate,
-                      tot["hostwaits"] / tot["calls"], tot["submits"] / tot["calls"], verdict))
+                      tot["hostwaits"] / tot["calls"], tot["submits"] / tot["calls"],
+                      tot["polled"], tot["blocked"], verdict))
         goals.append("- %s: hit rate %.3f%% (%d misses), %d host waits in %d calls — %s" % (
             label, rate, tot["misses"], tot["hostwaits"], tot["calls"], verdict))
 
@@ -170,7 +185,11 @@ def main(argv):
                "5 batches). vkflow/baseline is the ratio of those medians; the verdict is on it. "
                "Per round: the ratio within each round, whose two sides ran seconds apart, "
                "as a measure of the noise. Sync rows: one iteration (op, wait, read) against "
-               "dispatch1024's submit + wait of a recorded 1024-element multiply. Chain rows: "
+               "dispatch1024's submit + wait of a recorded 1024-element multiply. vkflow's "
+               "host waits poll the timeline for up to 200 µs before they sleep (WithWaitSpin); "
+               "dispatch1024 sleeps at once, dispatch_poll1024 polls as vkflow does, and the "
+               "VKFLOW_WAIT_SPIN=0 rows sleep at once. GPU waits: Manager.wait_stats over the "
+               "timed batches (ended while polling / went on to sleep). Chain rows: "
                "per op of a 1000-op chain including its final read, against chain1000's "
                "per-dispatch time (1000 timeline-ordered submits, one host wait).")
     print("\n".join(out))

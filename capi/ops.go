@@ -182,6 +182,20 @@ func vkflow_op_cache_stats(h C.vkflow_manager, out *C.vkflow_op_stats) C.int {
 	return C.VKFLOW_OK
 }
 
+//export vkflow_wait_stats
+func vkflow_wait_stats(h C.vkflow_manager, polled, blocked *C.uint64_t) C.int {
+	m, err := lookup[*vkflow.Manager](h, "Manager")
+	if err != nil {
+		return fail(err)
+	}
+	if polled == nil || blocked == nil {
+		return invalid("vkflow_wait_stats: NULL output")
+	}
+	st := m.WaitStats()
+	*polled, *blocked = C.uint64_t(st.Polled), C.uint64_t(st.Blocked)
+	return C.VKFLOW_OK
+}
+
 //export vkflow_op_register_glsl
 func vkflow_op_register_glsl(name, source *C.char, nInputs C.int32_t) C.int {
 	if name == nil || source == nil {

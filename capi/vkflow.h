@@ -82,6 +82,11 @@ int64_t vkflow_validation_messages(char *buf, size_t n);
  * the variable later calls this before opening a Manager (Python's Manager
  * does it with os.environ's value). */
 int vkflow_set_device_env(char *value);
+/* The same for name VKFLOW_DEVICE or VKFLOW_WAIT_SPIN (how long a host wait
+ * polls the GPU's timeline before it sleeps: a Go duration such as "50us",
+ * or "0"; default 200us), the variables a Manager reads when it opens.
+ * Another name is VKFLOW_ERR_INVALID. */
+int vkflow_set_env(char *name, char *value);
 
 /* Memory kinds. VKFLOW_MEMORY_EXPORTABLE makes a Device tensor with a
  * dedicated VkDeviceMemory of its own that vkflow_tensor_export_memory can
@@ -448,6 +453,10 @@ typedef struct {
 	uint64_t submits, host_waits;
 } vkflow_op_stats;
 int vkflow_op_cache_stats(vkflow_manager m, vkflow_op_stats *out);
+/* The host's waits on the GPU that reached the driver: *polled ended while
+ * polling the timeline (VKFLOW_WAIT_SPIN, default 200us), *blocked went on
+ * to sleep in vkWaitSemaphores. */
+int vkflow_wait_stats(vkflow_manager m, uint64_t *polled, uint64_t *blocked);
 /* Registers a compute kernel by name: GLSL source compiled now (a compile
  * error is VKFLOW_ERR_INVALID with the compiler's message and line in
  * vkflow_last_error), or a SPIR-V module (size bytes, copied). Its storage

@@ -20,7 +20,12 @@ import (
 // per idleDelay at most.
 
 // idleDelay is how long after a call the stream looks at its ring again.
-const idleDelay = time.Millisecond
+// It was 1 ms: on a synchronous loop (call, wait, read, about 80 µs an
+// iteration on lavapipe) the timer then fired every dozen calls, and each
+// firing woke Go runtime threads and the completion watcher, which took
+// CPU from the driver's threads: 3 µs an iteration more than at 10 ms
+// (docs/BENCHMARKS.md, "Host waits that poll").
+const idleDelay = 10 * time.Millisecond
 
 // idleTimer is the stream's timer; its Stream's mu guards it.
 type idleTimer struct {

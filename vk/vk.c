@@ -1,5 +1,7 @@
 #include <dlfcn.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
 #include "vk.h"
 #include "_cgo_export.h"
 
@@ -821,6 +823,40 @@ VkResult vkflowWaitSemaphore(VkDevice dev, uint64_t sem, uint64_t value, uint64_
 		.pValues = &value,
 	};
 	return vkf.vkWaitSemaphores(dev, &wi, timeout);
+}
+
+static uint64_t vkflowNowNs(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* vkflowWaitSemaphoreSpin polls sem's counter for up to spin ns of timeout,
+ * yielding the CPU between polls (a CPU device's own threads, lavapipe's,
+ * then run on this core: a pause loop there slowed longer ops), and only
+ * then blocks in vkWaitSemaphores for what is left of timeout. value is 1
+ * when the wait ended while polling (no sleep), else 0. */
+vkflowU64 vkflowWaitSemaphoreSpin(VkDevice dev, uint64_t sem, uint64_t value, uint64_t spin, uint64_t timeout) {
+	vkflowU64 r = {0, VK_SUCCESS};
+	if (spin > timeout) spin = timeout;
+	if (spin > 0) {
+		uint64_t start = vkflowNowNs(), now = start;
+		for (;;) {
+			uint64_t v = 0;
+			r.result = vkf.vkGetSemaphoreCounterValue(dev, (VkSemaphore)sem, &v);
+			if (r.result != VK_SUCCESS) return r;
+			if (v >= value) {
+				r.value = 1;
+				return r;
+			}
+			now = vkflowNowNs();
+			if (now - start >= spin) break;
+			sched_yield();
+		}
+		timeout -= now - start < timeout ? now - start : timeout;
+	}
+	r.result = vkflowWaitSemaphore(dev, sem, value, timeout);
+	return r;
 }
 
 VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value) {

@@ -178,6 +178,7 @@ void vkflowDestroySemaphore(VkDevice dev, uint64_t s);
 vkflowU64 vkflowSemaphoreValue(VkDevice dev, uint64_t s);
 VkResult vkflowWaitSemaphores(VkDevice dev, uint32_t n, const uint64_t *sems, const uint64_t *values, int any, uint64_t timeout);
 VkResult vkflowWaitSemaphore(VkDevice dev, uint64_t sem, uint64_t value, uint64_t timeout);
+vkflowU64 vkflowWaitSemaphoreSpin(VkDevice dev, uint64_t sem, uint64_t value, uint64_t spin, uint64_t timeout);
 VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value);
 VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,

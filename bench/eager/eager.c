@@ -25,7 +25,9 @@
  * (BenchmarkEagerC/<name>-<ncpu>\t<iters>\t<ns> ns/op[\t<x> ns/dispatch]),
  * the median of 5 batches, followed by the deltas of the eager counters of
  * vkflow_op_cache_stats over the 5 timed batches (prepared-op cache hits
- * and misses, host waits, submits) and the op calls those batches made.
+ * and misses, host waits, submits), the op calls those batches made, and
+ * the deltas of vkflow_wait_stats (host waits that ended while polling, and
+ * that blocked). With VKFLOW_WAIT_SPIN=0 the names end in _nospin.
  * Diagnostics (per-batch spread, verification) go to stderr.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -155,21 +157,28 @@ static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncp
     uint64_t iters = bench_calibrate(run_bound, &b, benchtime_s);
 
     vkflow_op_stats s0, s1;
+    uint64_t p0, b0, p1, b1;
     check(vkflow_op_cache_stats(c->m, &s0), "vkflow_op_cache_stats");
+    check(vkflow_wait_stats(c->m, &p0, &b0), "vkflow_wait_stats");
     double ns_op[BENCH_BATCHES];
     bench_batches(run_bound, &b, iters, ns_op);
     check(vkflow_op_cache_stats(c->m, &s1), "vkflow_op_cache_stats");
+    check(vkflow_wait_stats(c->m, &p1, &b1), "vkflow_wait_stats");
     double med = ns_op[BENCH_BATCHES / 2];
+    /* With VKFLOW_WAIT_SPIN=0 (no polling) the names end in _nospin. */
+    const char *env = getenv("VKFLOW_WAIT_SPIN");
+    const char *suffix = env && strcmp(env, "0") == 0 ? "_nospin" : "";
 
     uint64_t calls = iters * BENCH_BATCHES * w->calls_per_op;
     uint64_t hits = s1.hits - s0.hits, misses = s1.misses - s0.misses;
     uint64_t waits = s1.host_waits - s0.host_waits, submits = s1.submits - s0.submits;
-    printf("BenchmarkEagerC/%s-%ld\t%llu\t%.0f ns/op", w->name, ncpu, (unsigned long long)iters, med);
+    printf("BenchmarkEagerC/%s%s-%ld\t%llu\t%.0f ns/op", w->name, suffix, ncpu, (unsigned long long)iters, med);
     if (w->calls_per_op > 1)
         printf("\t%.0f ns/dispatch", med / (double)w->calls_per_op);
-    printf("\t%llu hits\t%llu misses\t%llu hostwaits\t%llu submits\t%llu calls\n",
+    printf("\t%llu hits\t%llu misses\t%llu hostwaits\t%llu submits\t%llu calls\t%llu polled\t%llu blocked\n",
            (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)waits,
-           (unsigned long long)submits, (unsigned long long)calls);
+           (unsigned long long)submits, (unsigned long long)calls, (unsigned long long)(p1 - p0),
+           (unsigned long long)(b1 - b0));
     fflush(stdout);
     fprintf(stderr, "eager: C %s: batches ns/op min %.0f median %.0f max %.0f; cache evictions %llu, entries %lld\n",
             w->name, ns_op[0], med, ns_op[BENCH_BATCHES - 1],

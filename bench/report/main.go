@@ -78,7 +78,7 @@ var goPairs = []struct{ name, base string }{
 
 // order is the table's row order; other names follow, sorted.
 var order = []string{
-	"dispatch1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
+	"dispatch1024", "dispatch_poll1024", "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
 	"mul16m_kernel_scalar", "manager_create", chainName, chainEvalName,
 	chainCmdbufName, "seq_chain1000_onecmdbuf", graphChainName,
 	"wide8_cmdbuf", "seq_wide8_onecmdbuf", "graph_wide8_1q", "graph_wide8_2q",

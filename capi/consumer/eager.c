@@ -3,7 +3,7 @@
  * reads it), one read at the end; an input overwritten with
  * vkflow_tensor_write while queued calls read it; vkflow_op_call_timeout,
  * vkflow_tensor_wait, vkflow_synchronize; the cache counters (every call
- * after the first hits, no host wait); bad calls. */
+ * after the first hits, no host wait) and the wait counters; bad calls. */
 #include <stdint.h>
 #include <string.h>
 
@@ -112,6 +112,13 @@ static void sync_and_errors_case(vkflow_manager m)
 	CHECK(rc == VKFLOW_ERR_INVALID && none[0] == 0, "add float32 + int32: rc %d", rc);
 	CHECK(strstr(msg, "ops.add") != NULL, "error message names the op: %s", msg);
 	CHECK(vkflow_op_cache_stats(m, NULL) == VKFLOW_ERR_INVALID, "stats into NULL");
+	uint64_t polled = 0, blocked = 0;
+	CHECK(vkflow_wait_stats(m, &polled, NULL) == VKFLOW_ERR_INVALID, "wait stats into NULL");
+	/* The reads above waited on the GPU: each wait is counted once, as
+	 * polled or as blocked (VKFLOW_WAIT_SPIN). */
+	if (ok(vkflow_wait_stats(m, &polled, &blocked), "vkflow_wait_stats"))
+		CHECK(polled + blocked > 0, "no host wait counted (polled %llu, blocked %llu)",
+		      (unsigned long long)polled, (unsigned long long)blocked);
 	vkflow_tensor_close(i32);
 	vkflow_tensor_close(a);
 }
@@ -126,4 +133,6 @@ void eager_case(void)
 	sync_and_errors_case(m);
 	ok(vkflow_manager_close(m), "vkflow_manager_close");
 	CHECK(vkflow_synchronize(m, TIMEOUT_NS) == VKFLOW_ERR_CLOSED, "vkflow_synchronize after close");
+	uint64_t p = 0, b = 0;
+	CHECK(vkflow_wait_stats(m, &p, &b) == VKFLOW_ERR_CLOSED, "vkflow_wait_stats after close");
 }

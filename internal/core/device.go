@@ -35,6 +35,9 @@ type Config struct {
 	MaxHeld int
 	// WaitTimeout bounds waits that have no caller's context (0: 30s).
 	WaitTimeout time.Duration
+	// WaitSpin is how long a host wait on a timeline polls its value
+	// before it sleeps in vkWaitSemaphores (0: it sleeps at once).
+	WaitSpin time.Duration
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -61,6 +64,9 @@ type Device struct {
 	// WaitTimeout bounds waits that have no caller's context (staging
 	// transfers): the Manager's close timeout.
 	WaitTimeout time.Duration
+	// WaitSpin is how long a host wait on a timeline polls before it
+	// blocks (Config.WaitSpin).
+	WaitSpin time.Duration
 
 	queues []*Queue // physical queues
 	// families lists the distinct queue families in use. With more than one,
@@ -69,6 +75,7 @@ type Device struct {
 	families []uint32
 	logical  []QueueInfo // logical index -> physical queue
 
+	waits   waitCounters
 	closed  atomic.Bool // Close has started: no new objects or submits
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
 	lost    atomic.Bool // a call returned VK_ERROR_DEVICE_LOST
@@ -158,6 +165,7 @@ func Open(cfg Config) (*Device, error) {
 	d.Staged = cfg.StagedDeviceMemory
 	d.sched.max = cmp.Or(cfg.MaxHeld, DefaultMaxHeld)
 	d.WaitTimeout = cmp.Or(cfg.WaitTimeout, 30*time.Second)
+	d.WaitSpin = cfg.WaitSpin
 	for _, r := range reqs {
 		for k := uint32(0); k < r.Count; k++ {
 			sem, err := dev.CreateTimeline(0)

@@ -263,9 +263,10 @@ func (d *Device) CloseTimeline(t *Timeline) {
 // of the wait, so within waitSlice of the failure) instead of waiting for
 // ctx. It allocates nothing.
 func (d *Device) WaitTimeline(ctx context.Context, t *Timeline, v uint64) error {
+	first := true
 	return d.waitSlices(ctx, true,
 		func() error { return pointFailed(d, t, v) },
-		func(timeout uint64) error { return d.VK.WaitSemaphore(t.Sem, v, timeout) })
+		func(timeout uint64) error { return d.waitSlice(t.Sem, v, &first, timeout) })
 }
 
 // WaitTimelines waits until every (or, with any, one) t[i] reaches v[i],

@@ -233,7 +233,8 @@ func (d *Device) WaitPinned(ctx context.Context, sem vk.Semaphore, v uint64) err
 }
 
 func (d *Device) waitSem(ctx context.Context, sem vk.Semaphore, v uint64, gated bool) error {
-	return d.waitSlices(ctx, gated, nil, func(timeout uint64) error { return d.VK.WaitSemaphore(sem, v, timeout) })
+	first := true
+	return d.waitSlices(ctx, gated, nil, func(timeout uint64) error { return d.waitSlice(sem, v, &first, timeout) })
 }
 
 // waitSlices calls wait (a vkWaitSemaphores with the given timeout in ns)

@@ -114,6 +114,92 @@ class TestEager(VkflowTest):
             vkflow.synchronize(self.mgr, timeout=-1)
 
 
+    def test_fast_paths_match_the_general_call(self):
+        """ops' one-call paths (two Tensors, or one, and a new output) give
+        what the general call gives; other arguments take the general path."""
+        a = self.mgr.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+        b = self.mgr.tensor(np.full((2, 3), 2, np.float32))
+        for name, want in (("add", a.read() + 2), ("mul", a.read() * 2),
+                           ("maximum", np.maximum(a.read(), 2))):
+            np.testing.assert_array_equal(getattr(vo, name)(a, b).read(), want)
+            np.testing.assert_array_equal(vo.call(name, a, b).read(), want)
+        np.testing.assert_array_equal(vo.negative(a).read(), -a.read())
+        np.testing.assert_array_equal(vo.add(a, 1.5).read(), a.read() + 1.5)  # a scalar
+        out = self.mgr.tensor(np.zeros((2, 3), np.float32))
+        self.assertIs(vo.add(a, b, out=out), out)
+        np.testing.assert_array_equal(out.read(), a.read() + 2)
+        np.testing.assert_array_equal(vo.add(a[0], b[1]).read(), a.read()[0] + 2)  # views
+        other = vkflow.Manager(validation=True)
+        try:
+            with self.assertRaises(ValueError):
+                vo.add(a, other.tensor(np.ones((2, 3), np.float32)))
+        finally:
+            other.close()
+        a.close()
+        with self.assertRaises(vkflow.ClosedError):
+            vo.add(a, b)
+
+    def test_dropped_outputs_are_freed(self):
+        """An op's output dropped without close() frees its library handle
+        (Tensor.__del__), so a loop of dropped outputs holds nothing."""
+        a = self.mgr.tensor(np.ones(1000, dtype=np.float32))
+        handles = []
+        for _ in range(50):
+            t = vo.add(a, a)
+            handles.append(t._handle)
+            self.assertEqual(float(t.read()[0]), 2.0)
+            del t
+        for h in handles:
+            with self.assertRaises(vkflow.ClosedError):
+                vkflow.Tensor._wrap(self.mgr, h)  # the library closed it
+
+
+class TestWaitSpin(unittest.TestCase):
+    """VKFLOW_WAIT_SPIN: a host wait polls the timeline this long before it
+    sleeps; Manager.wait_stats counts the waits that ended while polling
+    and those that blocked."""
+
+    def waits(self, spin):
+        old = os.environ.get("VKFLOW_WAIT_SPIN")
+        os.environ["VKFLOW_WAIT_SPIN"] = spin
+        try:
+            mgr = vkflow.Manager(validation=True)
+        finally:
+            if old is None:
+                del os.environ["VKFLOW_WAIT_SPIN"]
+            else:
+                os.environ["VKFLOW_WAIT_SPIN"] = old
+        try:
+            a = mgr.tensor(np.ones(1000, dtype=np.float32))
+            before = mgr.wait_stats()
+            for _ in range(20):
+                self.assertEqual(float(vo.add(a, a).read()[0]), 2.0)
+            after = mgr.wait_stats()
+            return {k: after[k] - before[k] for k in after}
+        finally:
+            mgr.close()
+
+    def test_long_spin_polls(self):
+        d = self.waits("1m")
+        self.assertGreater(d["polled"], 0)
+        self.assertEqual(d["blocked"], 0)
+
+    def test_no_spin_blocks(self):
+        d = self.waits("0")
+        self.assertGreater(d["blocked"], 0)
+        self.assertEqual(d["polled"], 0)
+
+    def test_bad_value_refused(self):
+        with self.assertRaises(ValueError):
+            self.waits("soon")
+
+    def test_closed(self):
+        mgr = vkflow.Manager()
+        mgr.close()
+        with self.assertRaises(vkflow.ClosedError):
+            mgr.wait_stats()
+
+
 @unittest.skipUnless(os.environ.get("VKFLOW_SOAK"), "VKFLOW_SOAK=1 (make soak)")
 class TestEagerSoak(VkflowTest):
 

@@ -40,18 +40,24 @@ def validation_messages():
 
 
 _device_env_lock = threading.Lock()
-_device_env_synced = [object()]  # the VKFLOW_DEVICE value last given to the library
+# The variables a Manager reads when it opens, and the values last given to
+# the library (none yet: _UNSYNCED).
+_SYNCED_ENV = ("VKFLOW_DEVICE", "VKFLOW_WAIT_SPIN")
+_UNSYNCED = object()
+_device_env_synced = {}
 
 
 def _sync_device_env(L):
-    """Gives the library os.environ's VKFLOW_DEVICE: Go reads its own copy of
-    the environment, taken when libvkflow.so was loaded, so a change made
-    since (by vkflow.dask.DevicePlugin, or by the program) would go unseen."""
-    value = os.environ.get("VKFLOW_DEVICE")
+    """Gives the library os.environ's VKFLOW_DEVICE and VKFLOW_WAIT_SPIN: Go
+    reads its own copy of the environment, taken when libvkflow.so was
+    loaded, so a change made since (by vkflow.dask.DevicePlugin, or by the
+    program) would go unseen."""
     with _device_env_lock:
-        if value != _device_env_synced[0]:
-            _check(L.set_device_env(value.encode() if value is not None else None))
-            _device_env_synced[0] = value
+        for name in _SYNCED_ENV:
+            value = os.environ.get(name)
+            if value != _device_env_synced.get(name, _UNSYNCED):
+                _check(L.set_env(name.encode(), value.encode() if value is not None else None))
+                _device_env_synced[name] = value
 
 
 class Manager(_Handle):
@@ -107,6 +113,15 @@ class Manager(_Handle):
         for child in children:
             child._detach()
         _check(rc)
+
+    def wait_stats(self):
+        """The host's waits on the GPU that reached the driver, a dict:
+        ``polled`` ended while polling the timeline (VKFLOW_WAIT_SPIN,
+        default 200 µs: no sleep, no wake-up), ``blocked`` went on to sleep
+        in vkWaitSemaphores. See docs/PYTHON.md, "Waiting"."""
+        polled, blocked = c_uint64(), c_uint64()
+        _check(_lib.lib().wait_stats(self._h(), byref(polled), byref(blocked)))
+        return {"polled": polled.value, "blocked": blocked.value}
 
     @property
     def queue_count(self):

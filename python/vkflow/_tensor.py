@@ -10,6 +10,7 @@ array behaviour when the package is imported (vkflow/__init__.py calls their
 """
 
 import ctypes
+import sys
 import threading
 
 from ctypes import byref, c_int32, c_int64, c_void_p
@@ -169,6 +170,17 @@ class Tensor(_Handle):
         no DLPack export uses it any more. Idempotent."""
         _Handle.close(self)
 
+    def __del__(self, _finalizing=sys.is_finalizing):
+        # _Handle.__del__ without its indirections: every eager op's output
+        # ends here. Nothing at interpreter shutdown.
+        h = self._handle
+        if h and not _finalizing():
+            self._handle = 0
+            try:
+                _lib.lib().tensor_close(h)
+            except Exception:
+                pass
+
     def export_memory(self):
         """Exports the tensor's memory (made with memory="exportable") as a
         :class:`MemoryHandle` holding a new fd, which the caller owns: close
@@ -181,8 +193,7 @@ class Tensor(_Handle):
         GPU work submitted on it (eager ops, sequences, graph runs) has
         completed. Submits held back on an unsignalled timeline are not
         waited for."""
-        np = _numpy()
-        out = np.empty(self.shape, dtype=self.dtype)
+        out = _numpy().empty(self.shape, dtype=self.dtype.dtype)
         _check(_lib.lib().tensor_read(self._h(), out.ctypes.data, out.nbytes))
         return out
 

@@ -99,6 +99,23 @@ def call(name, *inputs, out=None, device=None, **attrs):
     return _run(name, mgr, _convert(inputs, mgr), _foreign(inputs), out, attrs)
 
 
+def _call2(name, x1, x2, out):
+    """call(name, x1, x2, out=out), with the common eager case (two
+    Tensors of one device, a new output) first: one library call."""
+    if out is None and type(x1) is Tensor and type(x2) is Tensor:
+        mgr = x1._manager
+        if x2._manager is mgr:
+            return _run_plain(name, mgr, (x1, x2))
+    return call(name, x1, x2, out=out)
+
+
+def _call1(name, x, out):
+    """call(name, x, out=out), with a Tensor and a new output first."""
+    if out is None and type(x) is Tensor:
+        return _run_plain(name, x._manager, (x,))
+    return call(name, x, out=out)
+
+
 def _run(name, mgr, ins, foreign, out, attrs):
     """Queues the op name on mgr over the Tensors ins (waits when foreign)."""
     many = isinstance(out, (tuple, list))
@@ -123,37 +140,37 @@ def _run(name, mgr, ins, foreign, out, attrs):
 
 def add(x1, x2, /, *, out=None):
     """x1 + x2, broadcast."""
-    return call("add", x1, x2, out=out)
+    return _call2("add", x1, x2, out)
 
 
 def sub(x1, x2, /, *, out=None):
     """x1 - x2, broadcast."""
-    return call("sub", x1, x2, out=out)
+    return _call2("sub", x1, x2, out)
 
 
 def mul(x1, x2, /, *, out=None):
     """x1 * x2, broadcast."""
-    return call("mul", x1, x2, out=out)
+    return _call2("mul", x1, x2, out)
 
 
 def div(x1, x2, /, *, out=None):
     """x1 / x2, broadcast (integers: as the library defines integer division)."""
-    return call("div", x1, x2, out=out)
+    return _call2("div", x1, x2, out)
 
 
 def pow(x1, x2, /, *, out=None):
     """x1 ** x2, broadcast."""
-    return call("pow", x1, x2, out=out)
+    return _call2("pow", x1, x2, out)
 
 
 def minimum(x1, x2, /, *, out=None):
     """Element-wise minimum, broadcast."""
-    return call("minimum", x1, x2, out=out)
+    return _call2("minimum", x1, x2, out)
 
 
 def maximum(x1, x2, /, *, out=None):
     """Element-wise maximum, broadcast."""
-    return call("maximum", x1, x2, out=out)
+    return _call2("maximum", x1, x2, out)
 
 
 subtract, multiply, divide = sub, mul, div
@@ -162,61 +179,61 @@ subtract, multiply, divide = sub, mul, div
 def floor_divide(x1, x2, /, *, out=None):
     """x1 // x2, broadcast, as NumPy's floor_divide (rounds toward -inf;
     integers: x // 0 is 0)."""
-    return call("floor_divide", x1, x2, out=out)
+    return _call2("floor_divide", x1, x2, out)
 
 
 def remainder(x1, x2, /, *, out=None):
     """x1 % x2, broadcast, with the sign of x2, as NumPy's remainder
     (integers: x % 0 is 0; floats: x % 0 is nan)."""
-    return call("remainder", x1, x2, out=out)
+    return _call2("remainder", x1, x2, out)
 
 
 def bitwise_and(x1, x2, /, *, out=None):
     """x1 & x2, broadcast (integers and bool)."""
-    return call("bitwise_and", x1, x2, out=out)
+    return _call2("bitwise_and", x1, x2, out)
 
 
 def bitwise_or(x1, x2, /, *, out=None):
     """x1 | x2, broadcast (integers and bool)."""
-    return call("bitwise_or", x1, x2, out=out)
+    return _call2("bitwise_or", x1, x2, out)
 
 
 def bitwise_xor(x1, x2, /, *, out=None):
     """x1 ^ x2, broadcast (integers and bool)."""
-    return call("bitwise_xor", x1, x2, out=out)
+    return _call2("bitwise_xor", x1, x2, out)
 
 
 def bitwise_left_shift(x1, x2, /, *, out=None):
     """x1 << x2, broadcast (integers); a count at or past the width, or
     negative, gives 0, as NumPy's left_shift."""
-    return call("bitwise_left_shift", x1, x2, out=out)
+    return _call2("bitwise_left_shift", x1, x2, out)
 
 
 def bitwise_right_shift(x1, x2, /, *, out=None):
     """x1 >> x2, broadcast (integers; arithmetic for signed); a count at or
     past the width, or negative, gives 0, or -1 for a negative x1, as
     NumPy's right_shift."""
-    return call("bitwise_right_shift", x1, x2, out=out)
+    return _call2("bitwise_right_shift", x1, x2, out)
 
 
 def logical_and(x1, x2, /, *, out=None):
     """x1 and x2, broadcast (bool only: cast first)."""
-    return call("logical_and", x1, x2, out=out)
+    return _call2("logical_and", x1, x2, out)
 
 
 def logical_or(x1, x2, /, *, out=None):
     """x1 or x2, broadcast (bool only: cast first)."""
-    return call("logical_or", x1, x2, out=out)
+    return _call2("logical_or", x1, x2, out)
 
 
 def logical_xor(x1, x2, /, *, out=None):
     """x1 xor x2, broadcast (bool only: cast first)."""
-    return call("logical_xor", x1, x2, out=out)
+    return _call2("logical_xor", x1, x2, out)
 
 
 def _binary(name, doc):
     def f(x1, x2, /, *, out=None):
-        return call(name, x1, x2, out=out)
+        return _call2(name, x1, x2, out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return f
@@ -224,7 +241,7 @@ def _binary(name, doc):
 
 def _comparison(name):
     def f(x1, x2, /, *, out=None):
-        return call(name, x1, x2, out=out)
+        return _call2(name, x1, x2, out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = "x1 %s x2, broadcast, as a bool tensor." % name
     return f
@@ -249,7 +266,7 @@ def where(condition, x1, x2, /, *, out=None):
 
 def _unary(name, doc):
     def f(x, /, *, out=None):
-        return call(name, x, out=out)
+        return _call1(name, x, out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return f
@@ -345,7 +362,7 @@ def argmax(x, /, *, axis=None, keepdims=False, out=None):
 
 def matmul(x1, x2, /, *, out=None):
     """Matrix product (batched over leading dimensions)."""
-    return call("matmul", x1, x2, out=out)
+    return _call2("matmul", x1, x2, out)
 
 
 def softmax(x, /, *, axis=-1, out=None):

@@ -1,0 +1,47 @@
+package core
+
+import (
+	"sync/atomic"
+
+	"github.com/vkflow/vkflow/vk"
+)
+
+// A host wait on a timeline (a tensor read, Pending.Wait, Synchronize, a
+// timeline's Wait) first polls the semaphore for Device.WaitSpin, yielding
+// the CPU between polls, and sleeps in vkWaitSemaphores only when the value
+// is not reached by then (vk.Device.WaitSemaphoreSpin). A short GPU round
+// trip then costs the waiting thread no sleep and no wake-up: on lavapipe
+// those were most of a one-dispatch round trip, as on a GPU with CUDA's
+// blocking sync. The completion watcher's background waits never poll.
+
+// WaitStats count the host waits on timelines that reached the driver: a
+// wait for a value already seen completed returns before and is not
+// counted. A wait counts once, by how its first slice ended.
+type WaitStats struct {
+	Polled  uint64 // ended while polling, within WithWaitSpin: no sleep
+	Blocked uint64 // went on to vkWaitSemaphores (the spin ran out, or it is 0)
+}
+
+type waitCounters struct{ polled, blocked atomic.Uint64 }
+
+// WaitStats returns the host wait counters.
+func (d *Device) WaitStats() WaitStats {
+	return WaitStats{Polled: d.waits.polled.Load(), Blocked: d.waits.blocked.Load()}
+}
+
+// waitSlice is one bounded slice of a host wait for sem to reach v: the
+// first (*first set, then cleared) polls for WaitSpin before it blocks, and
+// counts the wait; later slices block at once. It allocates nothing.
+func (d *Device) waitSlice(sem vk.Semaphore, v uint64, first *bool, timeout uint64) error {
+	if !*first {
+		return d.VK.WaitSemaphore(sem, v, timeout)
+	}
+	*first = false
+	polled, err := d.VK.WaitSemaphoreSpin(sem, v, uint64(d.WaitSpin), timeout)
+	if polled {
+		d.waits.polled.Add(1)
+	} else {
+		d.waits.blocked.Add(1)
+	}
+	return err
+}
