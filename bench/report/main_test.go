@@ -326,3 +326,33 @@ func TestPinned(t *testing.T) {
 		t.Errorf("a pinned table without pinned runs:\n%s", out)
 	}
 }
+
+// dispatch_poll1024 (C with the polling wait) is a C-only row, and the
+// report compares vkflow's dispatch1024 (whose waits poll) with it too.
+func TestPolledDispatch(t *testing.T) {
+	const in = "BenchmarkC/dispatch_poll1024-2\t9000\t40000 ns/op\n"
+	res, err := parse(strings.NewReader(sampleInput + in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.rows()
+	if rows[0].name != "dispatch1024" || rows[1].name != "dispatch_poll1024" {
+		t.Fatalf("row order: %v", rows)
+	}
+	rendered(t, res, meta{},
+		"| dispatch_poll1024 | 40,000 | — | — |",
+		"- dispatch1024 vkflow against C dispatch_poll1024 (both poll before they sleep): 2.60 (104,000 vs 40,000 ns/op) — reported",
+	)
+	if out := rendered(t, mustParse(t, sampleInput), meta{}); strings.Contains(out, "both poll") {
+		t.Errorf("a polled comparison without dispatch_poll1024:\n%s", out)
+	}
+}
+
+func mustParse(t *testing.T, s string) *results {
+	t.Helper()
+	res, err := parse(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
