@@ -179,9 +179,6 @@ func New(opts ...Option) (*Manager, error) {
 	}
 	if v := strings.TrimSpace(os.Getenv("VKFLOW_WAIT_SPIN")); v != "" {
 		d, err := time.ParseDuration(v)
-		if v == "0" {
-			d, err = 0, nil
-		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: VKFLOW_WAIT_SPIN=%q: not a duration (e.g. 50us, or 0)", ErrInvalid, v)
 		}

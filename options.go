@@ -93,8 +93,9 @@ const DefaultWaitSpin = 200 * time.Microsecond
 // timeline before it sleeps in vkWaitSemaphores, yielding the CPU between
 // polls, as CUDA's cudaDeviceScheduleYield does: work that completes
 // within the spin costs the waiting thread no sleep and no wake-up, which
-// is most of a short op's round trip (on lavapipe a synchronous 1,000-float
-// add took 0.6x the time of a blocking wait). 0 sleeps at once, as
+// is much of a short op's round trip (on lavapipe a synchronous 1,000-float
+// add took about half the time of a blocking wait). The poll lasts at most
+// 50 ms, the first slice of a wait, whatever d is. 0 sleeps at once, as
 // cudaDeviceScheduleBlockingSync. Default DefaultWaitSpin. The environment
 // variable VKFLOW_WAIT_SPIN (a Go duration such as "50us", or "0")
 // overrides it, for programs that use vkflow from C or Python. A negative

@@ -9,10 +9,12 @@ import (
 // A host wait on a timeline (a tensor read, Pending.Wait, Synchronize, a
 // timeline's Wait) first polls the semaphore for Device.WaitSpin, yielding
 // the CPU between polls, and sleeps in vkWaitSemaphores only when the value
-// is not reached by then (vk.Device.WaitSemaphoreSpin). A short GPU round
-// trip then costs the waiting thread no sleep and no wake-up: on lavapipe
-// those were most of a one-dispatch round trip, as on a GPU with CUDA's
-// blocking sync. The completion watcher's background waits never poll.
+// is not reached by then (vk.Device.WaitSemaphoreSpin), as CUDA's
+// cudaDeviceScheduleYield waits. A short GPU round trip then costs the
+// waiting thread no sleep and no wake-up, which on lavapipe were about half
+// of a one-dispatch round trip. The poll is part of the wait's first slice
+// (waitSlice), so it lasts at most that long whatever WaitSpin says. The
+// completion watcher's background waits never poll.
 
 // WaitStats count the host waits on timelines that reached the driver: a
 // wait for a value already seen completed returns before and is not
