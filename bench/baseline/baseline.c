@@ -454,8 +454,9 @@ static void record_mul(Ctx *c, VkCommandBuffer cb, VkPipeline pipe, VkDescriptor
     VK_CHECK(vkEndCommandBuffer(cb));
 }
 
-/* Submit cb (or nothing when cb is NULL), signalling ++timeline; host-wait it. */
-static void submit_wait(Ctx *c, VkCommandBuffer cb)
+/* Submit cb (or nothing when cb is NULL), signalling ++timeline; returns
+ * the value it signals. */
+static uint64_t submit_signal(Ctx *c, VkCommandBuffer cb)
 {
     uint64_t value = ++c->timeline_value;
     VkTimelineSemaphoreSubmitInfo tsi = {
@@ -472,6 +473,13 @@ static void submit_wait(Ctx *c, VkCommandBuffer cb)
         .pSignalSemaphores = &c->timeline,
     };
     VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+    return value;
+}
+
+/* Submit cb (or nothing when cb is NULL), signalling ++timeline; host-wait it. */
+static void submit_wait(Ctx *c, VkCommandBuffer cb)
+{
+    uint64_t value = submit_signal(c, cb);
     VkSemaphoreWaitInfo wi = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
         .semaphoreCount = 1,
@@ -495,21 +503,7 @@ static uint64_t now_ns(void)
 
 static void submit_poll_wait(Ctx *c, VkCommandBuffer cb)
 {
-    uint64_t value = ++c->timeline_value;
-    VkTimelineSemaphoreSubmitInfo tsi = {
-        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-        .signalSemaphoreValueCount = 1,
-        .pSignalSemaphoreValues = &value,
-    };
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .pNext = &tsi,
-        .commandBufferCount = cb ? 1u : 0u,
-        .pCommandBuffers = cb ? &cb : NULL,
-        .signalSemaphoreCount = 1,
-        .pSignalSemaphores = &c->timeline,
-    };
-    VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+    uint64_t value = submit_signal(c, cb);
     uint64_t start = now_ns();
     for (;;) {
         uint64_t v = 0;
