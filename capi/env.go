@@ -21,7 +21,7 @@ var envNames = map[string]bool{"VKFLOW_DEVICE": true, "VKFLOW_WAIT_SPIN": true}
 
 //export vkflow_set_device_env
 func vkflow_set_device_env(value *C.char) C.int {
-	return setEnv("VKFLOW_DEVICE", value)
+	return setEnv("vkflow_set_device_env", "VKFLOW_DEVICE", value)
 }
 
 //export vkflow_set_env
@@ -33,18 +33,18 @@ func vkflow_set_env(name, value *C.char) C.int {
 	if !envNames[n] {
 		return invalid("vkflow_set_env: %q is not a variable a Manager reads (VKFLOW_DEVICE, VKFLOW_WAIT_SPIN)", n)
 	}
-	return setEnv(n, value)
+	return setEnv("vkflow_set_env", n, value)
 }
 
 // setEnv sets the library's copy of the environment variable name (NULL
-// or blank: unset).
-func setEnv(name string, value *C.char) C.int {
+// or blank: unset); fn names the C function in errors.
+func setEnv(fn, name string, value *C.char) C.int {
 	if value == nil {
 		return fail(os.Unsetenv(name))
 	}
 	v := C.GoString(value)
 	if strings.ContainsRune(v, '=') {
-		return invalid("vkflow_set_env: %s value %q contains '='", name, v)
+		return invalid("%s: %s value %q contains '='", fn, name, v)
 	}
 	if strings.TrimSpace(v) == "" {
 		return fail(os.Unsetenv(name))

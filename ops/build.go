@@ -87,6 +87,16 @@ func (op *Op) noAlias() error {
 	return nil
 }
 
+// outputNoAlias is output for an op that cannot work in place: the output
+// is then checked against every input (noAlias).
+func (op *Op) outputNoAlias(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
+	t, err := op.output(given, dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	return t, op.noAlias()
+}
+
 // temp adds a scratch tensor the Op owns, in GPU-only memory.
 func (op *Op) temp(dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
 	t, err := tensor.New(op.owner, dt, shape, tensor.In(tensor.Storage))

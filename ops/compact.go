@@ -172,11 +172,8 @@ func compactScatterBuilder(name string, coords []int) Builder {
 		if err != nil {
 			return nil, err
 		}
-		y, err := op.output(outAt(out, 0), tensor.Int64, at.Shape)
+		y, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, at.Shape)
 		if err != nil {
-			return op.fail(err)
-		}
-		if err := op.noAlias(); err != nil {
 			return op.fail(err)
 		}
 		if err := op.requireDtypes(x.Dtype(), tensor.Int64); err != nil {

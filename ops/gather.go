@@ -202,11 +202,8 @@ func gather(name string, o Owner, x *tensor.Tensor, idx []*tensor.Tensor, axis i
 	if err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, x.Dtype(), l.res)
+	y, err := op.outputNoAlias(out, x.Dtype(), l.res)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	return op.done(op.indexDispatch(false, x, idx, y, l))
@@ -230,11 +227,8 @@ func scatter(o Owner, values *tensor.Tensor, idx []*tensor.Tensor, axis int, dst
 	if b, err := broadcastShapes("scatter", values.Shape(), l.res); err != nil || !slices.Equal(b, l.res) {
 		return op.fail(op.errorf("values of shape %v do not broadcast to the indexed shape %v", values.Shape(), l.res))
 	}
-	y, err := op.output(dst, dst.Dtype(), dst.Shape())
+	y, err := op.outputNoAlias(dst, dst.Dtype(), dst.Shape())
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	return op.done(op.indexDispatch(true, values, idx, y, l))

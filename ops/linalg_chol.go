@@ -47,11 +47,8 @@ func Cholesky(o Owner, x *tensor.Tensor, upper bool, out *tensor.Tensor) (*Op, e
 	if err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, dt, x.Shape())
+	y, err := op.outputNoAlias(out, dt, x.Shape())
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	nb := numel(batch)

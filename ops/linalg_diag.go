@@ -40,11 +40,8 @@ func Cross(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, err
 	if r > maxRank {
 		return op.fail(op.errorf("%d dimensions, at most %d", r, maxRank))
 	}
-	y, err := op.output(out, dt, shape)
+	y, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	n := numel(shape)
@@ -172,11 +169,8 @@ func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, erro
 	}
 	batch := s[:len(s)-2]
 	k := diagLen(s[len(s)-2], s[len(s)-1], offset)
-	y, err := op.output(out, outDt, batch)
+	y, err := op.outputNoAlias(out, outDt, batch)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	nb := numel(batch)

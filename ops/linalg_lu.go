@@ -303,11 +303,8 @@ func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 	if !vector {
 		shape = append(shape, k)
 	}
-	x, err := op.output(out, dt, shape)
+	x, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if numel(shape) == 0 {
@@ -336,11 +333,8 @@ func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	if err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, x.Dtype(), x.Shape())
+	y, err := op.outputNoAlias(out, x.Dtype(), x.Shape())
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if numel(batch) == 0 || n == 0 {

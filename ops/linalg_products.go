@@ -98,11 +98,8 @@ func MatrixPower(o Owner, x *tensor.Tensor, n int, out *tensor.Tensor) (*Op, err
 	if err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, dt, x.Shape())
+	y, err := op.outputNoAlias(out, dt, x.Shape())
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if x.Len() == 0 {
@@ -260,11 +257,8 @@ func Tensordot(o Owner, a, b *tensor.Tensor, axesA, axesB []int, out *tensor.Ten
 			N *= d
 		}
 	}
-	y, err := op.output(out, dt, shape)
+	y, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if M*N == 0 {

@@ -64,11 +64,8 @@ func QR(o Owner, x *tensor.Tensor, mode string, qOut, rOut *tensor.Tensor) (*Op,
 	if err != nil {
 		return op.fail(err)
 	}
-	r, err := op.output(rOut, dt, append(append([]int(nil), batch...), rr, n))
+	r, err := op.outputNoAlias(rOut, dt, append(append([]int(nil), batch...), rr, n))
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if q.Allocation() == r.Allocation() {

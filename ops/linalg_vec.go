@@ -54,11 +54,8 @@ func Vecdot(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, er
 	if err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, dt, shape)
+	y, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	n := numel(shape)
@@ -158,11 +155,8 @@ func Outer(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 		return op.fail(op.errorf("shapes %v and %v: want two vectors", a.Shape(), b.Shape()))
 	}
 	m, n := a.Len(), b.Len()
-	y, err := op.output(out, dt, []int{m, n})
+	y, err := op.outputNoAlias(out, dt, []int{m, n})
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	t, ct := glslType(dt), computeType(dt)

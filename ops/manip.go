@@ -92,11 +92,8 @@ func Concat(o Owner, xs []*tensor.Tensor, axis int, out *tensor.Tensor) (*Op, er
 		}
 		shape[a] += s[a]
 	}
-	y, err := op.output(out, xs[0].Dtype(), shape)
+	y, err := op.outputNoAlias(out, xs[0].Dtype(), shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if err := op.requireDtypes(xs[0].Dtype()); err != nil {
@@ -139,11 +136,8 @@ func Stack(o Owner, xs []*tensor.Tensor, axis int, out *tensor.Tensor) (*Op, err
 		}
 	}
 	shape := append(append(append([]int(nil), first[:a]...), len(xs)), first[a:]...)
-	y, err := op.output(out, xs[0].Dtype(), shape)
+	y, err := op.outputNoAlias(out, xs[0].Dtype(), shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if err := op.requireDtypes(xs[0].Dtype()); err != nil {

@@ -155,11 +155,8 @@ func reduce(o Owner, name string, kind reduceKind, mode reduceMode, x *tensor.Te
 	if lay.m > 0 && lay.n == 0 && kind != kindSum && kind != kindProd && mode != reduceTruth {
 		return op.fail(op.errorf("reduction over an empty axis of shape %v: %s has no identity", shape, name))
 	}
-	y, err := op.output(out, outDt, reducedShape(shape, ax, keepDims))
+	y, err := op.outputNoAlias(out, outDt, reducedShape(shape, ax, keepDims))
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	spec := passSpec{kind: kind, in: dt, acc: acc, out: outDt, mean: mode == reduceMean, truth: mode == reduceTruth}

@@ -103,11 +103,8 @@ func scan(o Owner, name string, kind scanKind, x *tensor.Tensor, axis *int, dtyp
 	if inc {
 		oshape[ax]++
 	}
-	y, err := op.output(out, dtype, oshape)
+	y, err := op.outputNoAlias(out, dtype, oshape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if y.Len() == 0 {

@@ -85,11 +85,8 @@ func SearchSorted(o Owner, x1, x2 *tensor.Tensor, right bool, sorter, out *tenso
 	if err := op.requireDtypes(need...); err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, tensor.Int64, x2.Shape())
+	y, err := op.outputNoAlias(out, tensor.Int64, x2.Shape())
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	total := x2.Len()

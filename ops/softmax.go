@@ -75,11 +75,8 @@ func Softmax(o Owner, x *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, erro
 	if err := op.requireDtypes(dt, acc); err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, dt, shape)
+	y, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	lay, err := op.reduceLayout(rshape, ax)

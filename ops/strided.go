@@ -69,11 +69,8 @@ func StridedCopy(o Owner, src, dst *tensor.Tensor, at Attrs) (*Op, error) {
 	if dst == nil && (at.DstOffset != 0 || at.DstStrides != nil) {
 		return op.fail(op.errorf("a destination offset or strides need a given output"))
 	}
-	y, err := op.output(dst, src.Dtype(), shapeOr(dst, shape))
+	y, err := op.outputNoAlias(dst, src.Dtype(), shapeOr(dst, shape))
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	if err := op.requireDtypes(src.Dtype()); err != nil {

@@ -51,11 +51,8 @@ func triangle(o Owner, name string, upper bool, x *tensor.Tensor, k int, out *te
 	if err := op.requireDtypes(dt); err != nil {
 		return op.fail(err)
 	}
-	y, err := op.output(out, dt, shape)
+	y, err := op.outputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
-	}
-	if err := op.noAlias(); err != nil {
 		return op.fail(err)
 	}
 	total := x.Len()

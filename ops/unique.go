@@ -214,11 +214,8 @@ func uniqueCountsBuilder(name string) Builder {
 			return op.fail(err)
 		}
 		k := st.Len()
-		c, err := op.output(outAt(out, 0), tensor.Int64, []int{k})
+		c, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, []int{k})
 		if err != nil {
-			return op.fail(err)
-		}
-		if err := op.noAlias(); err != nil {
 			return op.fail(err)
 		}
 		if k == 0 {
@@ -257,11 +254,8 @@ func uniqueInverseBuilder(name string) Builder {
 		if err := op.requireDtypes(tensor.Int64); err != nil {
 			return op.fail(err)
 		}
-		inv, err := op.output(outAt(out, 0), tensor.Int64, at.Shape)
+		inv, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, at.Shape)
 		if err != nil {
-			return op.fail(err)
-		}
-		if err := op.noAlias(); err != nil {
 			return op.fail(err)
 		}
 		n := runs.Len()

@@ -123,8 +123,27 @@ static void sync_and_errors_case(vkflow_manager m)
 	vkflow_tensor_close(a);
 }
 
+/* vkflow_set_env: only the variables a Manager reads, no '=' in a value; a
+ * bad VKFLOW_WAIT_SPIN fails the next Manager; NULL unsets. */
+static void env_case(void)
+{
+	CHECK(vkflow_set_env(NULL, "0") == VKFLOW_ERR_INVALID, "vkflow_set_env(NULL name)");
+	CHECK(vkflow_set_env("PATH", "/bin") == VKFLOW_ERR_INVALID, "vkflow_set_env(PATH)");
+	CHECK(vkflow_set_env("VKFLOW_WAIT_SPIN", "a=b") == VKFLOW_ERR_INVALID, "a value with '='");
+	CHECK(vkflow_set_device_env("0=1") == VKFLOW_ERR_INVALID, "vkflow_set_device_env with '='");
+	vkflow_manager m = 0;
+	if (ok(vkflow_set_env("VKFLOW_WAIT_SPIN", "soon"), "vkflow_set_env(VKFLOW_WAIT_SPIN)"))
+		CHECK(vkflow_manager_new(-1, 0, &m) == VKFLOW_ERR_INVALID && m == 0,
+		      "a Manager with VKFLOW_WAIT_SPIN=soon");
+	if (ok(vkflow_set_env("VKFLOW_WAIT_SPIN", "0"), "vkflow_set_env(VKFLOW_WAIT_SPIN, 0)") &&
+	    ok(vkflow_manager_new(-1, 0, &m), "vkflow_manager_new with VKFLOW_WAIT_SPIN=0"))
+		ok(vkflow_manager_close(m), "vkflow_manager_close");
+	ok(vkflow_set_env("VKFLOW_WAIT_SPIN", NULL), "vkflow_set_env(VKFLOW_WAIT_SPIN, NULL)");
+}
+
 void eager_case(void)
 {
+	env_case();
 	vkflow_manager m = 0;
 	if (!ok(vkflow_manager_new(-1, VKFLOW_VALIDATION, &m), "vkflow_manager_new"))
 		return;
