@@ -184,14 +184,7 @@ func compactScatterBuilder(name string, coords []int) Builder {
 			return op, nil
 		}
 		n := x.Len()
-		push := []any{uint32(n), uint32(count), uint32(len(coords))}
-		for k := range maxRank {
-			v := 0
-			if k < len(coords) {
-				v = coords[k]
-			}
-			push = append(push, uint32(v))
-		}
+		push := padPush[uint32]([]any{uint32(n), uint32(count), uint32(len(coords))}, coords)
 		groups, err := op.grid(uint64(n), localSize)
 		if err != nil {
 			return op.fail(err)

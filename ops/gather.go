@@ -173,16 +173,7 @@ func (op *Op) expand(t *tensor.Tensor, shape []int) (*tensor.Tensor, error) {
 		}
 		acc *= ts[i]
 	}
-	push := []any{uint32(n), uint32(len(shape)), int32(0), int32(0)}
-	for _, arr := range [][]int{shape, src, dst} {
-		for k := range maxRank {
-			v := 0
-			if k < len(arr) {
-				v = arr[k]
-			}
-			push = append(push, int32(v))
-		}
-	}
+	push := padPush[int32]([]any{uint32(n), uint32(len(shape)), int32(0), int32(0)}, shape, src, dst)
 	groups, err := op.grid(uint64(n), localSize)
 	if err != nil {
 		return nil, err
@@ -264,16 +255,7 @@ func (op *Op) indexDispatch(isScatter bool, x *tensor.Tensor, idx []*tensor.Tens
 	if err := op.requireDtypes(append(dtypes, tensor.Int64)...); err != nil {
 		return err
 	}
-	push := []any{uint32(total), uint32(l.post), uint32(l.nb), uint32(l.sp)}
-	for _, arr := range [][]int{l.dims, l.stride} {
-		for k := range maxRank {
-			v := 0
-			if k < len(arr) {
-				v = arr[k]
-			}
-			push = append(push, uint32(v))
-		}
-	}
+	push := padPush[uint32]([]any{uint32(total), uint32(l.post), uint32(l.nb), uint32(l.sp)}, l.dims, l.stride)
 	groups, err := op.grid(uint64(total), localSize)
 	if err != nil {
 		return err

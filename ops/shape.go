@@ -166,3 +166,19 @@ func optionalAxis(name string, axes []int) (*int, error) {
 	a, err := axisAttr(name, axes, 0)
 	return &a, err
 }
+
+// padPush appends each of arrs to push as maxRank push constants of type T
+// (0 past an array's end): the fixed-size shape and stride arrays of the
+// strided, gather and compaction kernels.
+func padPush[T int32 | uint32](push []any, arrs ...[]int) []any {
+	for _, arr := range arrs {
+		for k := range maxRank {
+			var v T
+			if k < len(arr) {
+				v = T(arr[k])
+			}
+			push = append(push, v)
+		}
+	}
+	return push
+}
