@@ -1,0 +1,160 @@
+package ops
+
+import (
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// VJPs of the reductions (reduce.go), softmax and the scans.
+
+func init() {
+	defVJP("sum", func(b *GradBuilder) []*tensor.Tensor {
+		x, gk, _ := reduceCot(b)
+		if b.err != nil {
+			return nil
+		}
+		return []*tensor.Tensor{b.bcast(gk, x.Shape())}
+	})
+	defVJP("mean", func(b *GradBuilder) []*tensor.Tensor {
+		x, gk, axes := reduceCot(b)
+		if b.err != nil {
+			return nil
+		}
+		n := 1
+		for _, a := range axes {
+			n *= x.Shape()[a]
+		}
+		return []*tensor.Tensor{b.bcast(b.scale(gk, complex(1/float64(max(n, 1)), 0)), x.Shape())}
+	})
+	defVJP("max", extremumVJP)
+	defVJP("min", extremumVJP)
+	defVJP("prod", prodVJP)
+	defVJP("softmax", softmaxVJP)
+	defVJP("cumulative_sum", cumsumVJP)
+	defNoGrad("an index: its integer result has no derivative", "argmax", "argsort", "searchsorted", "nonzero")
+	defNoGrad("a set op: its values are the input's, counted and sorted; its shape depends on the data",
+		"unique_all", "unique_counts", "unique_inverse", "unique_values")
+	defPending("the cumulative product's VJP is not written yet", "cumulative_prod")
+	defPending("sort's VJP (a scatter by argsort) is not written yet", "sort")
+}
+
+// reduceCot returns a reduction's input, its cotangent with the reduced
+// axes kept as 1s, and the normalized axes.
+func reduceCot(b *GradBuilder) (*tensor.Tensor, *tensor.Tensor, []int) {
+	x := b.In(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil, nil, nil
+	}
+	axes, err := normAxes(b.Name(), b.Attrs().Axes, len(x.Shape()))
+	if err != nil {
+		b.fail(err)
+		return nil, nil, nil
+	}
+	return x, b.Reshape(g, keptShape(x.Shape(), axes)), axes
+}
+
+// extremumVJP (max, min): the cotangent goes to the elements equal to the
+// result, shared evenly on ties (as JAX and PyTorch's amax).
+func extremumVJP(b *GradBuilder) []*tensor.Tensor {
+	x, gk, axes := reduceCot(b)
+	y := b.Out(0)
+	if b.err != nil {
+		return nil
+	}
+	yk := b.Reshape(y, keptShape(x.Shape(), axes))
+	mask := b.bin("equal", x, yk)
+	count := b.sum(b.Call("cast", Attrs{Dtype: x.Dtype()}, mask), axes, true)
+	return []*tensor.Tensor{b.where(mask, b.div(gk, count), b.zero(x))}
+}
+
+// prodVJP: the product of the other elements, from the exclusive
+// cumulative products from each side (right where x has zeros): the
+// reduced axes are moved last and flattened to one.
+func prodVJP(b *GradBuilder) []*tensor.Tensor {
+	x, gk, axes := reduceCot(b)
+	if b.err != nil {
+		return nil
+	}
+	shape := x.Shape()
+	if len(axes) == 0 || x.Len() == 0 {
+		return []*tensor.Tensor{b.bcast(gk, shape)}
+	}
+	var perm, kept []int
+	k := 1
+	for i, d := range shape {
+		if !containsInt(axes, i) {
+			perm = append(perm, i)
+			kept = append(kept, d)
+		}
+	}
+	for _, a := range axes {
+		perm = append(perm, a)
+		k *= shape[a]
+	}
+	xt := b.transpose(x, perm)
+	flat := append(append([]int{}, kept...), k)
+	xf := b.Reshape(xt, flat)
+	last := len(flat) - 1
+	scan := Attrs{Axes: []int{last}, IncludeInitial: true}
+	left := b.slice(b.Call("cumulative_prod", scan, xf), last, 0, k)
+	rf := b.Call("flip", Attrs{Axes: []int{last}}, xf)
+	right := b.Call("flip", Attrs{Axes: []int{last}}, b.slice(b.Call("cumulative_prod", scan, rf), last, 0, k))
+	others := b.mul(left, right)
+	gf := b.Reshape(gk, append(append([]int{}, kept...), 1))
+	gt := b.mul(gf, b.conj(others))
+	tshape := make([]int, len(perm))
+	for i, p := range perm {
+		tshape[i] = shape[p]
+	}
+	return []*tensor.Tensor{b.transpose(b.Reshape(gt, tshape), invPerm(perm))}
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// softmaxVJP: y·(g − Σ g·y) along the axis.
+func softmaxVJP(b *GradBuilder) []*tensor.Tensor {
+	y := b.Out(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil
+	}
+	axis, err := axisAttr("softmax", b.Attrs().Axes, -1)
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	s := b.sum(b.mul(g, y), []int{axis}, true)
+	return []*tensor.Tensor{b.mul(y, b.sub(g, s))}
+}
+
+// cumsumVJP: the reversed cumulative sum of the cotangent (its first
+// element dropped when the result starts with the identity).
+func cumsumVJP(b *GradBuilder) []*tensor.Tensor {
+	x := b.In(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil
+	}
+	at := b.Attrs()
+	r := len(x.Shape())
+	axis := 0
+	if len(at.Axes) > 0 {
+		axis = at.Axes[0]
+		if axis < 0 {
+			axis += r
+		}
+	}
+	if at.IncludeInitial {
+		g = b.slice(g, axis, 1, g.Shape()[axis])
+	}
+	flip := Attrs{Axes: []int{axis}}
+	s := b.Call("cumulative_sum", Attrs{Axes: []int{axis}}, b.Call("flip", flip, g))
+	return []*tensor.Tensor{b.Call("flip", flip, s)}
+}
