@@ -474,6 +474,28 @@ int vkflow_op_unregister(char *name);
  * be NULL when n is 0) and returns the full length. */
 size_t vkflow_op_names(char *buf, size_t n);
 
+/* Gradients (Go: ops.Stream.VJP; docs/GRADIENTS.md). vkflow_op_vjp queues
+ * the vector-Jacobian product of the op name on the default stream: in
+ * holds its n_in inputs, out its n_out outputs (0 entries, or n_out 0:
+ * recomputed), cot one cotangent per output (n_cot; a 0 entry is zeros),
+ * attrs_json the forward call's attributes, and wants (NULL: every float
+ * or complex input) one flag per input. grads receives n_in slots: a new
+ * tensor (the caller closes it) or 0 where no gradient is computed. An op
+ * without a VJP is VKFLOW_ERR_INVALID naming why, and nothing is queued. */
+int vkflow_op_vjp(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in, vkflow_tensor *out,
+		  int32_t n_out, vkflow_tensor *cot, int32_t n_cot, char *attrs_json, int32_t *wants,
+		  vkflow_tensor *grads);
+/* The op's gradient entry: *kind is 0 (not differentiable), 1 (a VJP), 2 (a
+ * VJP not written yet) or 3 (a VJP of zeros almost everywhere: floor,
+ * sign, ...); reason (truncated to n, NUL-terminated; may be NULL when n is
+ * 0) says why an op has none, and *length (may be NULL) its full length. */
+int vkflow_op_gradient(char *name, int32_t *kind, char *reason, size_t n, size_t *length);
+/* Gives the registered kernel name the registered kernel vjp_kernel as its
+ * VJP: its inputs are name's inputs, outputs and cotangents, its outputs
+ * the inputs' gradients (allocated as zeros), run with the forward call's
+ * attributes. */
+int vkflow_op_register_vjp(char *name, char *vjp_kernel);
+
 /* Python capsules: the static names ("dltensor", "dltensor_versioned",
  * "used_dltensor", "used_dltensor_versioned") and a PyCapsule destructor
  * that calls the deleter when the capsule was never consumed. The

@@ -136,10 +136,12 @@ func RegisterVJP(name string, fn VJPFunc) error {
 	return nil
 }
 
-// KernelVJP is the VJP rule "call the registered op vjpOp": its inputs
-// are the op's inputs, then its outputs, then the cotangents (zeros for
-// an output without one), and its outputs are the inputs' gradients, in
-// order, each of its input's shape and dtype.
+// KernelVJP is the VJP rule "call the registered kernel vjpOp": its
+// inputs are the op's inputs, then its outputs, then the cotangents
+// (zeros for an output without one); its outputs, which the rule
+// allocates as zeros, are the inputs' gradients, in order, each of its
+// input's shape and dtype. It runs with the forward call's attributes
+// (its push constants and workgroups).
 func KernelVJP(vjpOp string) VJPFunc {
 	return func(b *GradBuilder) []*tensor.Tensor {
 		in := append([]*tensor.Tensor(nil), b.in...)
@@ -149,14 +151,18 @@ func KernelVJP(vjpOp string) VJPFunc {
 		for i := range b.outs() {
 			in = append(in, b.Cot(i))
 		}
+		gs := make([]*tensor.Tensor, len(b.in))
+		for i, x := range b.in {
+			gs[i] = b.Zeros(x.Dtype(), x.Shape())
+		}
 		if b.err != nil {
 			return nil
 		}
-		outs := b.CallN(vjpOp, Attrs{}, len(b.in), in...)
-		if b.err == nil && len(outs) != len(b.in) {
-			b.fail(core.Invalid("ops: VJP kernel %q gave %d outputs for %d inputs", vjpOp, len(outs), len(b.in)))
+		if _, err := b.call(vjpOp, in, gs, b.at); err != nil {
+			b.fail(fmt.Errorf("ops.%s: VJP kernel %s: %w", b.name, vjpOp, err))
+			return nil
 		}
-		return outs
+		return gs
 	}
 }
 

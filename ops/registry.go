@@ -187,7 +187,7 @@ func Register(name string, k Kernel) error {
 	return nil
 }
 
-// Unregister removes a kernel added by Register. Ops already prepared
+// Unregister removes a kernel added by Register, and its VJP. Ops already prepared
 // keep working. Built-in ops cannot be removed.
 func Unregister(name string) error {
 	registry.Lock()
@@ -200,6 +200,7 @@ func Unregister(name string) error {
 		return core.Invalid("ops.Unregister: %q is a built-in op", name)
 	}
 	delete(registry.m, name)
+	delete(grads, name)
 	registry.gen++
 	return nil
 }
