@@ -191,7 +191,10 @@ def _run_plain(name, mgr, ins):
     for i, t in enumerate(ins):
         in_h[i] = t._h()
     _check(st.fn(mgr._h(), key, in_h, n, None, st.desc_p))
-    return Tensor._from_desc(mgr, st.desc)
+    res = Tensor._from_desc(mgr, st.desc)
+    if _TAPES:
+        _record(name, ins, [res], [None], {})
+    return res
 
 
 def _foreign(inputs):
@@ -228,7 +231,24 @@ def _submit(name, mgr, ins, foreign, outs, attrs):
     res = []
     for i, t in enumerate(outs):
         res.append(t if t is not None else Tensor._wrap(mgr, out_h[i]))
+    if _TAPES:
+        _record(name, ins, res, outs, attrs)
     return res
+
+
+# --- tapes (vkflow.autograd) ----------------------------------------------------
+
+# The active tapes of this process's threads: a call records itself on its
+# thread's innermost tape. The list is empty, and the check one truth test,
+# when no tape is active.
+_TAPES = []
+_tape_local = threading.local()
+
+
+def _record(name, ins, res, given, attrs):
+    stack = getattr(_tape_local, "stack", None)
+    if stack:
+        stack[-1]._record(name, list(ins), list(res), list(given), dict(attrs))
 
 
 def _call(name, *inputs, out=None, **attrs):

@@ -169,6 +169,10 @@ _PROTOTYPES = {
     "vkflow_op_register_spirv": (c_int, (c_char_p, c_void_p, c_size_t, c_int32)),
     "vkflow_op_unregister": (c_int, (c_char_p,)),
     "vkflow_op_names": (c_size_t, (c_char_p, c_size_t)),
+    "vkflow_op_vjp": (c_int, (c_uint64, c_char_p, _p_u64, c_int32, _p_u64, c_int32, _p_u64, c_int32,
+                              c_char_p, _p_i32, _p_u64)),
+    "vkflow_op_gradient": (c_int, (c_char_p, _p_i32, c_char_p, c_size_t, POINTER(c_size_t))),
+    "vkflow_op_register_vjp": (c_int, (c_char_p, c_char_p)),
     # The names are static C strings: keep them as addresses (c_void_p),
     # never as Python bytes, because PyCapsule stores the pointer.
     "vkflow_capsule_name": (c_void_p, (c_int32,)),

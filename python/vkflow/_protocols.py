@@ -195,6 +195,10 @@ class _ArrayMethods:
                 return self
             raise ValueError("reshape: copy=False, but vkflow has no views: reshaping %r to %r "
                              "copies" % (self.shape, new))
+        from . import _dispatch
+        if _dispatch._TAPES:
+            # Under vkflow.autograd: the copy as an op, so the tape sees it.
+            return _dispatch._call("strided_copy", self, shape=list(new))
         return _device_copy(self, new)
 
     def astype(self, dtype, /, *, copy=True):
