@@ -42,9 +42,10 @@ class _Tape:
 
     def _record(self, name, ins, res, given, attrs):
         dep = [id(x) in self.live for x in ins]
-        if not any(dep):
+        written = any(g is not None and id(g) in self.live for g in given)
+        if not any(dep) and not written:
             return
-        if any(g is not None for g in given):
+        if written or any(g is not None for g in given):
             raise ValueError("vkflow.autograd: %s writes into a given output computed from a "
                              "differentiated value (out=, item assignment or an in-place operator):"
                              " the tape cannot differentiate writes; use the functional form"

@@ -88,11 +88,16 @@ def _device_of(inputs):
     return torch.device("cpu")
 
 
-def _forward(name, attrs, nout, inputs):
+def _forward(name, attrs, nout, inputs, outputs=None):
     mgr = default_device()
     dev = _device_of(inputs)
     vin = [_to_vk(x, mgr) for x in inputs]
-    res = _vops.call(name, *vin, out=(None,) * nout if nout > 1 else None, **attrs)
+    if outputs is not None:
+        # A registered kernel's outputs, which the caller describes.
+        out = tuple(mgr.tensor(tuple(shape), dtype=_dtype_attr(dt)) for shape, dt in outputs)
+    else:
+        out = (None,) * nout if nout > 1 else None
+    res = _vops.call(name, *vin, out=out, **attrs)
     res = res if isinstance(res, tuple) else (res,)
     return tuple(_to_torch(r, dev) for r in res)
 
@@ -103,8 +108,8 @@ def _differentiable(t):
 
 class _OpFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, attrs, nout, *inputs):
-        outs = _forward(name, attrs, nout, inputs)
+    def forward(ctx, name, attrs, nout, outputs, *inputs):
+        outs = _forward(name, attrs, nout, inputs, outputs)
         ctx.name, ctx.attrs, ctx.nin = name, attrs, len(inputs)
         ctx.scalars = [None if isinstance(x, torch.Tensor) else x for x in inputs]
         ctx.save_for_backward(*[x if isinstance(x, torch.Tensor) else None for x in inputs], *outs)
@@ -119,7 +124,7 @@ class _OpFunction(torch.autograd.Function):
         saved = ctx.saved_tensors
         ins = [s if s is not None else ctx.scalars[i] for i, s in enumerate(saved[:ctx.nin])]
         outs = saved[ctx.nin:]
-        wants = list(ctx.needs_input_grad[3:])
+        wants = list(ctx.needs_input_grad[4:])
         mgr = default_device()
         vin = [_to_vk(x, mgr) for x in ins]
         vout = [_to_vk(o, mgr) for o in outs]
@@ -130,26 +135,30 @@ class _OpFunction(torch.autograd.Function):
         res = []
         for x, g, w in zip(ins, grads, wants):
             res.append(_to_torch(g, x.device) if (w and g is not None) else None)
-        return (None, None, None, *res)
+        return (None, None, None, None, *res)
 
 
 def _nout(name):
     return _vops._OUTPUTS.get(name, 1)
 
 
-def call(name, *inputs, **attrs):
+def call(name, *inputs, outputs=None, **attrs):
     """Runs the vkflow op ``name`` on ``inputs`` (torch tensors and Python
     scalars) with keyword attributes as :func:`vkflow.ops.call` takes them,
     and returns a torch tensor (a tuple for ops with several outputs),
-    differentiable through the op's VJP."""
+    differentiable through the op's VJP. ``outputs`` describes a registered
+    kernel's outputs, which it cannot allocate itself: a list of ``(shape,
+    dtype)``."""
     attrs = _attrs(attrs)
-    nout = _nout(name)
+    nout = _nout(name) if outputs is None else len(outputs)
+    if outputs is not None:
+        outputs = tuple((tuple(int(d) for d in shape), _dtype_attr(dt)) for shape, dt in outputs)
     needs = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
     if not needs:
-        outs = _forward(name, attrs, nout, inputs)
+        outs = _forward(name, attrs, nout, inputs, outputs)
         return outs if nout > 1 else outs[0]
-    return _OpFunction.apply(name, attrs, nout, *inputs)
+    return _OpFunction.apply(name, attrs, nout, outputs, *inputs)
 
 
 # --- vkflow.torch.ops: vkflow.ops's functions, on torch tensors ---------------------
