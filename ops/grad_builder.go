@@ -29,6 +29,9 @@ type GradBuilder struct {
 	consts map[constKey]*tensor.Tensor
 	// call runs or records one op (Stream.Call, or a graph's recording).
 	call func(name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error)
+	// keep, when set, takes the tensors the rule made and did not return
+	// (a backward graph reads them at every run) instead of closing them.
+	keep func([]*tensor.Tensor)
 }
 
 type constKey struct {
@@ -299,12 +302,20 @@ func (b *GradBuilder) finish(gs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		res[i] = g
 	}
+	var rest []*tensor.Tensor
 	for _, t := range b.made {
 		if !slices.Contains(res, t) {
-			_ = t.Close()
+			rest = append(rest, t)
 		}
 	}
 	b.made = nil
+	if b.keep != nil {
+		b.keep(rest)
+	} else {
+		for _, t := range rest {
+			_ = t.Close()
+		}
+	}
 	if b.err != nil {
 		for _, t := range res {
 			if t != nil {
@@ -326,7 +337,7 @@ func (b *GradBuilder) consts2() []*tensor.Tensor {
 
 // runVJP runs the rule of op name with the backend call.
 func runVJP(o Owner, call func(string, []*tensor.Tensor, []*tensor.Tensor, Attrs) ([]*tensor.Tensor, error),
-	name string, in, out, cot []*tensor.Tensor, at Attrs, wants []bool) ([]*tensor.Tensor, error) {
+	keep func([]*tensor.Tensor), name string, in, out, cot []*tensor.Tensor, at Attrs, wants []bool) ([]*tensor.Tensor, error) {
 	fn, err := vjpRule(name)
 	if err != nil {
 		return nil, err
@@ -339,7 +350,7 @@ func runVJP(o Owner, call func(string, []*tensor.Tensor, []*tensor.Tensor, Attrs
 	}
 	b := &GradBuilder{owner: o, name: name, at: at, in: in,
 		out: append([]*tensor.Tensor(nil), out...), cot: append([]*tensor.Tensor(nil), cot...),
-		wants: wants, call: call}
+		wants: wants, call: call, keep: keep}
 	any := false
 	for i := range in {
 		any = any || b.Wants(i)
@@ -366,5 +377,5 @@ func (s *Stream) VJP(name string, in, out, cot []*tensor.Tensor, at Attrs, wants
 	call := func(n string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
 		return s.Call(n, in, out, at)
 	}
-	return runVJP(s.owner, call, name, in, out, cot, at, wants)
+	return runVJP(s.owner, call, nil, name, in, out, cot, at, wants)
 }
