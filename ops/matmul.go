@@ -173,6 +173,9 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 		// memory.
 		t = cx
 	}
+	if sk := splitK(dt, nb, m, n, k); sk > 1 && !t.noBarrier {
+		return op.matmulSplit(a, b, c, sk, nb, m, n, k, dims, st)
+	}
 	gx, gy := mmCeil(n, t.BN), mmCeil(m, t.BM)
 	kstep := matmulMaxKTiles * t.BK
 	ts := []*tensor.Tensor{a, b, c}

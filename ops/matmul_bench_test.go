@@ -74,3 +74,39 @@ func BenchmarkMatmul(b *testing.B) {
 		b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 }
+
+// BenchmarkMatmulWeightGrad times the weight-gradient product Xᵀ·G of a
+// batch: [8, 25000] @ [25000, 16] float32 (a long inner dimension, a small
+// output), prepared and run warm. bench/ops.sh puts NumPy's time for the
+// same product beside it.
+func BenchmarkMatmulWeightGrad(b *testing.B) {
+	m, _ := testutil.Manager(b)
+	ctx := context.Background()
+	const mm, k, n = 8, 25000, 16
+	av := make([]float32, mm*k)
+	for i := range av {
+		av[i] = float32(i%13)/13 - 0.5
+	}
+	bv := make([]float32, k*n)
+	for i := range bv {
+		bv[i] = float32(i%7)/7 - 0.5
+	}
+	a, err := tensor.FromSlice(m, av, mm, k)
+	require.NoError(b, err)
+	defer a.Close()
+	bt, err := tensor.FromSlice(m, bv, k, n)
+	require.NoError(b, err)
+	defer bt.Close()
+	op, err := ops.Matmul(m, a, bt, nil)
+	require.NoError(b, err)
+	defer op.Close()
+	defer op.Out().Close()
+	require.NoError(b, op.Run(ctx))
+	b.ResetTimer()
+	for range b.N {
+		if err := op.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
+}

@@ -59,3 +59,11 @@ func MatmulZeros(o Owner, c *tensor.Tensor) (*Op, error) {
 	op.outs = append(op.outs, c)
 	return op.done(op.zeros(c))
 }
+
+// SetSplitKMinK sets the shortest inner dimension Matmul splits (a huge
+// one: never) and returns the function that restores it.
+func SetSplitKMinK(k int) func() {
+	old := splitKMinK
+	splitKMinK = k
+	return func() { splitKMinK = old }
+}

@@ -447,6 +447,7 @@ func TestMatmulRecord(t *testing.T) {
 // 32768 steps, the sum is whole.
 func TestMatmulLoopCap(t *testing.T) {
 	m, _ := testutil.Manager(t)
+	defer ops.SetSplitKMinK(1 << 62)() // the cut k, not split-K
 	const k = 1<<20 + 3
 	ones := make([]float64, k)
 	for i := range ones {
