@@ -74,4 +74,3 @@ func TestMatmulSplitK(t *testing.T) {
 		})
 	}
 }
-
