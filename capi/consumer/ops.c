@@ -229,6 +229,62 @@ static void registry_case(vkflow_manager m)
 	      "compile error without the name and line 5: %s", msg);
 }
 
+/* Gradients by name: the VJP of matmul against the closed form, a
+ * gradient entry, and the refusal of an op without a derivative. */
+static void vjp_case(vkflow_manager m)
+{
+	float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, -1, 2, 0, 0.5f, 3}; /* [2,3] @ [3,2] */
+	float g[4] = {1, 0.5f, -1, 2};
+	int64_t sa[2] = {2, 3}, sb[2] = {3, 2}, sg[2] = {2, 2};
+	vkflow_tensor ta = 0, tb = 0, tg = 0;
+	if (!ok(vkflow_tensor_new(m, "float32", 2, sa, a, sizeof a, 0, &ta), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 2, sb, b, sizeof b, 0, &tb), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 2, sg, g, sizeof g, 0, &tg), "vkflow_tensor_new"))
+		goto done;
+	vkflow_tensor in[2] = {ta, tb}, cot[1] = {tg}, grads[2] = {0, 0};
+	int32_t wants[2] = {1, 1};
+	if (ok(vkflow_op_vjp(m, "matmul", in, 2, NULL, 0, cot, 1, NULL, wants, grads), "vkflow_op_vjp(matmul)")) {
+		/* ga = g @ b^T, gb = a^T @ g */
+		float ga[6], gb[6], wa[6], wb[6];
+		for (int i = 0; i < 2; i++)
+			for (int k = 0; k < 3; k++)
+				wa[i * 3 + k] = g[i * 2] * b[k * 2] + g[i * 2 + 1] * b[k * 2 + 1];
+		for (int k = 0; k < 3; k++)
+			for (int j = 0; j < 2; j++)
+				wb[k * 2 + j] = a[k] * g[j] + a[3 + k] * g[2 + j];
+		CHECK(grads[0] != 0 && grads[1] != 0, "vkflow_op_vjp gave no gradients");
+		if (grads[0] && ok(vkflow_tensor_read(grads[0], ga, sizeof ga), "vkflow_tensor_read"))
+			CHECK(memcmp(ga, wa, sizeof ga) == 0, "matmul VJP: grad a differs (ga[0] %g, want %g)", ga[0], wa[0]);
+		if (grads[1] && ok(vkflow_tensor_read(grads[1], gb, sizeof gb), "vkflow_tensor_read"))
+			CHECK(memcmp(gb, wb, sizeof gb) == 0, "matmul VJP: grad b differs (gb[0] %g, want %g)", gb[0], wb[0]);
+		vkflow_tensor_close(grads[0]);
+		vkflow_tensor_close(grads[1]);
+		printf("consumer: vkflow_op_vjp(matmul): exact\n");
+	}
+	/* Only b's gradient. */
+	wants[0] = 0;
+	grads[0] = grads[1] = 0;
+	if (ok(vkflow_op_vjp(m, "matmul", in, 2, NULL, 0, cot, 1, "", wants, grads), "vkflow_op_vjp(wants)")) {
+		CHECK(grads[0] == 0 && grads[1] != 0, "wants {0, 1} gave slots %llu %llu",
+		      (unsigned long long)grads[0], (unsigned long long)grads[1]);
+		vkflow_tensor_close(grads[1]);
+	}
+	int32_t kind = -1;
+	char why[128];
+	if (ok(vkflow_op_gradient("less", &kind, why, sizeof why, NULL), "vkflow_op_gradient"))
+		CHECK(kind == 0 && strstr(why, "comparison") != NULL, "less: kind %d, reason %s", (int)kind, why);
+	if (ok(vkflow_op_gradient("floor", &kind, NULL, 0, NULL), "vkflow_op_gradient"))
+		CHECK(kind == 3, "floor: kind %d, want 3", (int)kind);
+	int rc = vkflow_op_vjp(m, "less", in, 2, NULL, 0, cot, 1, NULL, NULL, grads);
+	char msg[256];
+	vkflow_last_error(msg, sizeof msg);
+	CHECK(rc == VKFLOW_ERR_INVALID && strstr(msg, "not differentiable") != NULL, "vjp of less: rc %d, %s", rc, msg);
+done:
+	vkflow_tensor_close(ta);
+	vkflow_tensor_close(tb);
+	vkflow_tensor_close(tg);
+}
+
 void ops_case(void)
 {
 	vkflow_manager m = 0;
@@ -239,6 +295,7 @@ void ops_case(void)
 	free(names);
 
 	registry_case(m);
+	vjp_case(m);
 	/* The buffers outlive the Manager: its close waits for the GPU and
 	 * runs the import deleters; they are freed after that. */
 	float *a = owned_buffer(M, K), *b = owned_buffer(K, N), *c = owned_buffer(M, N);

@@ -13,7 +13,7 @@ layer (:mod:`vkflow._views`), installed after it, replaces them with views.
 
 import numbers
 
-from . import _array, array_api, ops
+from . import _array, _dispatch, array_api, ops
 from ._dlpack import _HostView
 from ._dtypes import _dtype_name, _kind, _numpy
 from ._views import _resolve_shape
@@ -195,7 +195,6 @@ class _ArrayMethods:
                 return self
             raise ValueError("reshape: copy=False, but vkflow has no views: reshaping %r to %r "
                              "copies" % (self.shape, new))
-        from . import _dispatch
         if _dispatch._TAPES:
             # Under vkflow.autograd: the copy as an op, so the tape sees it.
             return _dispatch._call("strided_copy", self, shape=list(new))

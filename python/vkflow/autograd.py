@@ -26,7 +26,8 @@ Rules:
   are not supported: the pullback's own ops are not recorded.
 """
 
-from . import _dispatch
+from . import _dispatch, ops
+from . import array_api as xp
 from ._array import asarray
 from ._dtypes import _dtype_name
 from ._grad import vjp as _op_vjp
@@ -84,7 +85,6 @@ class _Tape:
         for p in primals:
             g = cots.get(id(p))
             if g is None:
-                from . import array_api as xp
                 g = xp.zeros(p.shape, dtype=p.dtype, device=p.device)
             res.append(g)
         return tuple(res)
@@ -96,7 +96,6 @@ def _accumulate(cots, x, g):
     if prev is None:
         cots[k] = g
     else:
-        from . import ops
         cots[k] = ops.add(prev, g)
 
 
@@ -161,7 +160,6 @@ def value_and_grad(f, argnums=0):
         if out.size != 1 or not _dtype_name(out.dtype).startswith("float"):
             raise TypeError("grad: the function must return a real scalar, not %s %r"
                             % (out.dtype, tuple(out.shape)))
-        from . import array_api as xp
         g = tape.pullback([out], [xp.ones(out.shape, dtype=out.dtype, device=out.device)], ps)
         return out, (tuple(g) if many else g[0])
     return wrapped
