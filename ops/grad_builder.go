@@ -182,6 +182,25 @@ func (b *GradBuilder) Const(dt tensor.Dtype, v complex128) *tensor.Tensor {
 	if t, ok := b.consts[k]; ok {
 		return t
 	}
+	buf := b.encode(dt, v)
+	t := b.Zeros(dt, []int{})
+	if t == nil {
+		return nil
+	}
+	if err := t.WriteBytes(buf); err != nil {
+		b.fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
+		return nil
+	}
+	if b.consts == nil {
+		b.consts = map[constKey]*tensor.Tensor{}
+	}
+	b.consts[k] = t
+	return t
+}
+
+// encode is v's bytes in dtype dt (the real part for a real dtype,
+// rounded toward zero for an integer dtype).
+func (b *GradBuilder) encode(dt tensor.Dtype, v complex128) []byte {
 	buf := make([]byte, dt.Size())
 	re, im := real(v), imag(v)
 	lb := le.LittleEndian
@@ -208,19 +227,7 @@ func (b *GradBuilder) Const(dt tensor.Dtype, v complex128) *tensor.Tensor {
 			buf[i] = byte(n >> (8 * i))
 		}
 	}
-	t := b.Zeros(dt, []int{})
-	if t == nil {
-		return nil
-	}
-	if err := t.WriteBytes(buf); err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
-		return nil
-	}
-	if b.consts == nil {
-		b.consts = map[constKey]*tensor.Tensor{}
-	}
-	b.consts[k] = t
-	return t
+	return buf
 }
 
 // Reshape returns x with shape (the same number of elements; x itself

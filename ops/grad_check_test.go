@@ -29,6 +29,7 @@ type gin struct {
 	cplx   bool    // complex128
 	fixed  []float64
 	dtype  tensor.Dtype // an input with no gradient (bool, int64) from fixed
+	diag   float64      // added to the diagonal of each matrix (the last two axes)
 }
 
 type gcase struct {
@@ -36,6 +37,7 @@ type gcase struct {
 	name string
 	in   []gin
 	at   ops.Attrs
+	out  int // the output whose cotangent is random (the others get none)
 }
 
 func rin(shape ...int) gin  { return gin{shape: shape, lo: -1, hi: 1} }
@@ -71,6 +73,14 @@ func (g gin) make(rnd *rand.Rand) hostData {
 			v[i] = complex(draw(), draw())
 		} else {
 			v[i] = complex(draw(), 0)
+		}
+	}
+	if g.diag != 0 && len(g.shape) >= 2 {
+		r, c := g.shape[len(g.shape)-2], g.shape[len(g.shape)-1]
+		for i := range v {
+			if k := i % (r * c); k/c == k%c {
+				v[i] += complex(g.diag, 0)
+			}
 		}
 	}
 	return v
@@ -153,8 +163,10 @@ func checkGrad(t testing.TB, m *vkflow.Manager, s *ops.Stream, c gcase, seed uin
 	if err != nil {
 		return err
 	}
-	y := outs[0]
-	t.Cleanup(func() { _ = y.Close() })
+	for _, o := range outs {
+		t.Cleanup(func() { _ = o.Close() })
+	}
+	y := outs[c.out]
 	yv := readHost(t, y)
 	cot := make(hostData, len(yv))
 	for i := range cot {
@@ -165,7 +177,9 @@ func checkGrad(t testing.TB, m *vkflow.Manager, s *ops.Stream, c gcase, seed uin
 		}
 	}
 	ct := putHost(t, m, y.Dtype(), y.Shape(), cot)
-	grads, err := s.VJP(c.op, ins, []*tensor.Tensor{y}, []*tensor.Tensor{ct}, c.at, nil)
+	cots := make([]*tensor.Tensor, len(outs))
+	cots[c.out] = ct
+	grads, err := s.VJP(c.op, ins, outs, cots, c.at, nil)
 	if err != nil {
 		return err
 	}
@@ -176,8 +190,10 @@ func checkGrad(t testing.TB, m *vkflow.Manager, s *ops.Stream, c gcase, seed uin
 		if err != nil {
 			return 0, err
 		}
-		defer o[0].Close()
-		return redot(cot, readHost(t, o[0])), nil
+		for _, x := range o {
+			defer x.Close()
+		}
+		return redot(cot, readHost(t, o[c.out])), nil
 	}
 	const eps = 1e-6
 	for k, g := range c.in {

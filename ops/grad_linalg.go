@@ -55,11 +55,7 @@ func init() {
 		})
 	}
 	defNoGrad("the rank is an integer count", "matrix_rank")
-	defPending("the linalg VJPs (as JAX's) are not written yet",
-		"cholesky", "det", "eigh", "eigvalsh", "inv", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
-		"matrix_norm", "vector_norm", "matrix_power", "diagonal", "trace")
-	defPending("the FFT VJPs are not written yet",
-		"fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft")
+	defPending("the VJPs of qr, svd (its singular vectors) and pinv are not written yet", "pinv", "qr", "svd")
 }
 
 // matmulVJP: ga = g·bᴴ and gb = aᴴ·g, with 1-d operands as a row (a) and a

@@ -1,0 +1,186 @@
+package ops
+
+import (
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// VJPs of the FFTs (fft.go). A transform is linear, so its VJP is its
+// adjoint: the inverse transform with the dual normalization ("backward"
+// and "forward" swap, "ortho" stays), then the input's length restored
+// (cropped where the transform zero-padded, zero-padded where it
+// cropped). The real transforms add the half-spectrum's bookkeeping:
+// rfft's adjoint pads the half spectrum to n bins and takes the real part;
+// irfft's is rfft with the bins that stand for two doubled (as PyTorch's
+// fft_c2r_backward); hfft and ihfft are irfft and rfft of conjugates.
+// rfftn and irfftn have no VJP yet.
+
+func init() {
+	defVJP("fft", fftVJP)
+	defVJP("ifft", fftVJP)
+	defVJP("fftn", fftVJP)
+	defVJP("ifftn", fftVJP)
+	defVJP("rfft", func(b *GradBuilder) []*tensor.Tensor {
+		return []*tensor.Tensor{b.rfftAdjoint(b.In(0), b.Cot(0), b.Attrs().N, fftAxis(b), dualNorm(b.Attrs().Norm))}
+	})
+	defVJP("irfft", func(b *GradBuilder) []*tensor.Tensor {
+		return []*tensor.Tensor{b.irfftAdjoint(b.In(0), b.Cot(0), b.Out(0), fftAxis(b), dualNorm(b.Attrs().Norm))}
+	})
+	defVJP("hfft", func(b *GradBuilder) []*tensor.Tensor {
+		// hfft(x, norm) = irfft(conj(x), norm') with norm' the dual.
+		g := b.irfftAdjoint(b.In(0), b.Cot(0), b.Out(0), fftAxis(b), b.Attrs().Norm)
+		return []*tensor.Tensor{b.conj(g)}
+	})
+	defVJP("ihfft", func(b *GradBuilder) []*tensor.Tensor {
+		// ihfft(x, norm) = conj(rfft(x, norm')) with norm' the dual.
+		return []*tensor.Tensor{b.rfftAdjoint(b.In(0), b.conj(b.Cot(0)), b.Attrs().N, fftAxis(b), b.Attrs().Norm)}
+	})
+	defPending("rfftn's and irfftn's VJPs are not written yet", "rfftn", "irfftn")
+}
+
+// dualNorm is the normalization of a transform's adjoint.
+func dualNorm(n string) string {
+	switch n {
+	case "", "backward":
+		return "forward"
+	case "forward":
+		return "backward"
+	}
+	return n
+}
+
+var fftInverse = map[string]string{"fft": "ifft", "ifft": "fft", "fftn": "ifftn", "ifftn": "fftn"}
+
+// fftAxis is a 1-d transform's axis, normalized against its input.
+func fftAxis(b *GradBuilder) int {
+	r := len(b.In(0).Shape())
+	a := -1
+	if len(b.Attrs().Axes) == 1 {
+		a = b.Attrs().Axes[0]
+	}
+	if a < 0 {
+		a += r
+	}
+	return a
+}
+
+// fitAxis crops or zero-pads g along axis to length n.
+func (b *GradBuilder) fitAxis(g *tensor.Tensor, axis, n int) *tensor.Tensor {
+	if g == nil {
+		return nil
+	}
+	have := g.Shape()[axis]
+	switch {
+	case have > n:
+		return b.slice(g, axis, 0, n)
+	case have < n:
+		zs := g.Shape()
+		zs[axis] = n - have
+		return b.Call("concat", Attrs{Axes: []int{axis}}, g, b.Zeros(g.Dtype(), zs))
+	}
+	return g
+}
+
+// fftVJP: the inverse transform with the dual normalization, over the
+// transformed axes, then each axis back to the input's length.
+func fftVJP(b *GradBuilder) []*tensor.Tensor {
+	x := b.In(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil
+	}
+	at := b.Attrs()
+	r := len(x.Shape())
+	var axes []int
+	if b.name == "fft" || b.name == "ifft" {
+		axes = []int{fftAxis(b)}
+	} else {
+		switch {
+		case at.Axes != nil:
+			var err error
+			if axes, err = orderedAxes(b.name, at.Axes, r); err != nil {
+				b.fail(err)
+				return nil
+			}
+		case at.S != nil:
+			for i := r - len(at.S); i < r; i++ {
+				axes = append(axes, i)
+			}
+		default:
+			for i := 0; i < r; i++ {
+				axes = append(axes, i)
+			}
+		}
+	}
+	inv := Attrs{Axes: axes, Norm: dualNorm(at.Norm)}
+	if len(axes) == 1 && (b.name == "fft" || b.name == "ifft") {
+		inv.Axes = []int{axes[0]}
+	}
+	gx := b.Call(fftInverse[b.name], inv, g)
+	for _, a := range axes {
+		gx = b.fitAxis(gx, a, x.Shape()[a])
+	}
+	return []*tensor.Tensor{gx}
+}
+
+// rfftAdjoint: the half spectrum g (n/2+1 bins of an n-point transform of
+// x along axis) zero-padded to n bins, transformed back with norm, its
+// real part, fitted to x's length.
+func (b *GradBuilder) rfftAdjoint(x, g *tensor.Tensor, n, axis int, norm string) *tensor.Tensor {
+	if b.err != nil {
+		return nil
+	}
+	if n == 0 {
+		n = x.Shape()[axis]
+	}
+	full := b.fitAxis(g, axis, n)
+	gx := b.un("real", b.Call("ifft", Attrs{Axes: []int{axis}, Norm: norm}, full))
+	return b.fitAxis(gx, axis, x.Shape()[axis])
+}
+
+// irfftAdjoint: the rfft of g (y = irfft(x) of length n) with norm, the
+// bins that stand for two (1 .. n-n/2-1) doubled, fitted to x's length.
+func (b *GradBuilder) irfftAdjoint(x, g, y *tensor.Tensor, axis int, norm string) *tensor.Tensor {
+	if b.err != nil || y == nil {
+		return nil
+	}
+	n := y.Shape()[axis]
+	gi := b.Call("rfft", Attrs{Axes: []int{axis}, Norm: norm}, g)
+	if b.err != nil {
+		return nil
+	}
+	bins := gi.Shape()[axis]
+	w := make([]float64, bins)
+	for k := range w {
+		w[k] = 1
+		if k >= 1 && k <= n-n/2-1 {
+			w[k] = 2
+		}
+	}
+	shape := make([]int, len(gi.Shape()))
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[axis] = bins
+	gi = b.mul(gi, b.constVector(gi.Dtype(), w, shape))
+	return b.fitAxis(gi, axis, x.Shape()[axis])
+}
+
+// constVector is a tensor of dtype dt (real or complex) and shape holding
+// the real values vs.
+func (b *GradBuilder) constVector(dt tensor.Dtype, vs []float64, shape []int) *tensor.Tensor {
+	t := b.Zeros(dt, shape)
+	if t == nil {
+		return nil
+	}
+	sz := dt.Size()
+	buf := make([]byte, len(vs)*sz)
+	for i, v := range vs {
+		c := b.encode(dt, complex(v, 0))
+		copy(buf[i*sz:], c)
+	}
+	if err := t.WriteBytes(buf); err != nil {
+		b.fail(err)
+		return nil
+	}
+	return t
+}
