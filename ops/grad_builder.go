@@ -113,6 +113,14 @@ func (b *GradBuilder) Cot(i int) *tensor.Tensor {
 	return b.cot[i]
 }
 
+// cotOpt returns the cotangent given for output i, nil when none was.
+func (b *GradBuilder) cotOpt(i int) *tensor.Tensor {
+	if i < len(b.cot) {
+		return b.cot[i]
+	}
+	return nil
+}
+
 // CallN calls the op name over in with attributes at and returns its
 // first n outputs (n < 1: all of them).
 func (b *GradBuilder) CallN(name string, at Attrs, n int, in ...*tensor.Tensor) []*tensor.Tensor {

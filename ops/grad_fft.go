@@ -12,7 +12,7 @@ import (
 // rfft's adjoint pads the half spectrum to n bins and takes the real part;
 // irfft's is rfft with the bins that stand for two doubled (as PyTorch's
 // fft_c2r_backward); hfft and ihfft are irfft and rfft of conjugates.
-// rfftn and irfftn have no VJP yet.
+// rfftn and irfftn chain the n-d adjoints with the last axis's.
 
 func init() {
 	defVJP("fft", fftVJP)
@@ -34,7 +34,54 @@ func init() {
 		// ihfft(x, norm) = conj(rfft(x, norm')) with norm' the dual.
 		return []*tensor.Tensor{b.rfftAdjoint(b.In(0), b.conj(b.Cot(0)), b.Attrs().N, fftAxis(b), b.Attrs().Norm)}
 	})
-	defPending("rfftn's and irfftn's VJPs are not written yet", "rfftn", "irfftn")
+	defVJP("rfftn", func(b *GradBuilder) []*tensor.Tensor {
+		x := b.In(0)
+		axes := gradAxes(b)
+		if b.err != nil {
+			return nil
+		}
+		last := axes[len(axes)-1]
+		g := b.Cot(0)
+		if len(axes) > 1 {
+			g = b.Call("ifftn", Attrs{Axes: axes[:len(axes)-1], Norm: dualNorm(b.Attrs().Norm)}, g)
+			for _, a := range axes[:len(axes)-1] {
+				g = b.fitAxis(g, a, x.Shape()[a])
+			}
+		}
+		n := 0
+		if s := b.Attrs().S; s != nil {
+			n = s[len(s)-1]
+		}
+		return []*tensor.Tensor{b.rfftAdjoint(x, g, n, last, dualNorm(b.Attrs().Norm))}
+	})
+	defVJP("irfftn", func(b *GradBuilder) []*tensor.Tensor {
+		x := b.In(0)
+		axes := gradAxes(b)
+		if b.err != nil {
+			return nil
+		}
+		last := axes[len(axes)-1]
+		g := b.irfftAdjoint(x, b.Cot(0), b.Out(0), last, dualNorm(b.Attrs().Norm))
+		if len(axes) > 1 {
+			g = b.Call("fftn", Attrs{Axes: axes[:len(axes)-1], Norm: dualNorm(b.Attrs().Norm)}, g)
+			for _, a := range axes[:len(axes)-1] {
+				g = b.fitAxis(g, a, x.Shape()[a])
+			}
+		}
+		return []*tensor.Tensor{g}
+	})
+}
+
+// gradAxes are an n-dimensional transform's axes, normalized as the
+// transform does (fftAxes).
+func gradAxes(b *GradBuilder) []int {
+	at := b.Attrs()
+	axes, err := fftAxes(b.name, at.Axes, at.S, len(b.In(0).Shape()))
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	return axes
 }
 
 // dualNorm is the normalization of a transform's adjoint.
@@ -89,33 +136,14 @@ func fftVJP(b *GradBuilder) []*tensor.Tensor {
 		return nil
 	}
 	at := b.Attrs()
-	r := len(x.Shape())
-	var axes []int
-	if b.name == "fft" || b.name == "ifft" {
-		axes = []int{fftAxis(b)}
-	} else {
-		switch {
-		case at.Axes != nil:
-			var err error
-			if axes, err = orderedAxes(b.name, at.Axes, r); err != nil {
-				b.fail(err)
-				return nil
-			}
-		case at.S != nil:
-			for i := r - len(at.S); i < r; i++ {
-				axes = append(axes, i)
-			}
-		default:
-			for i := 0; i < r; i++ {
-				axes = append(axes, i)
-			}
-		}
+	axes := []int{fftAxis(b)}
+	if b.name == "fftn" || b.name == "ifftn" {
+		axes = gradAxes(b)
 	}
-	inv := Attrs{Axes: axes, Norm: dualNorm(at.Norm)}
-	if len(axes) == 1 && (b.name == "fft" || b.name == "ifft") {
-		inv.Axes = []int{axes[0]}
+	if b.err != nil {
+		return nil
 	}
-	gx := b.Call(fftInverse[b.name], inv, g)
+	gx := b.Call(fftInverse[b.name], Attrs{Axes: axes, Norm: dualNorm(at.Norm)}, g)
 	for _, a := range axes {
 		gx = b.fitAxis(gx, a, x.Shape()[a])
 	}

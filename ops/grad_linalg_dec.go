@@ -113,10 +113,10 @@ func slogdetVJP(b *GradBuilder) []*tensor.Tensor {
 	if !b.realOnly(a) {
 		return nil
 	}
-	if len(b.cot) < 2 || b.cot[1] == nil {
+	g := b.cotOpt(1)
+	if g == nil {
 		return []*tensor.Tensor{b.Zeros(a.Dtype(), a.Shape())}
 	}
-	g := b.Cot(1)
 	return []*tensor.Tensor{b.mul(b.expand2(g), b.mT(b.un("inv", a)))}
 }
 
@@ -140,6 +140,9 @@ func (b *GradBuilder) diagMask(dt tensor.Dtype, m, n, offset int) *tensor.Tensor
 	cols := b.arange(tensor.Int32, n)
 	rows := b.Reshape(b.arange(tensor.Int32, m), []int{m, 1})
 	mask := b.bin("equal", b.sub(cols, rows), b.Const(tensor.Int32, complex(float64(offset), 0)))
+	if dt == tensor.Bool {
+		return mask
+	}
 	return b.Call("cast", Attrs{Dtype: dt}, mask)
 }
 
@@ -180,12 +183,7 @@ func eighVJP(b *GradBuilder) []*tensor.Tensor {
 		gw = b.Cot(0)
 	} else {
 		w, v = b.Out(0), b.Out(1)
-		if b.cot[0] != nil {
-			gw = b.Cot(0)
-		}
-		if len(b.cot) > 1 && b.cot[1] != nil {
-			gv = b.Cot(1)
-		}
+		gw, gv = b.cotOpt(0), b.cotOpt(1)
 	}
 	if b.err != nil {
 		return nil

@@ -64,7 +64,6 @@ func init() {
 	defVJP("stack", stackVJP)
 	defVJP("strided_copy", stridedVJP)
 	defVJP("take", takeVJP)
-	defPending("gather's and scatter's VJPs (a scatter-add) are not written yet", "gather", "scatter")
 }
 
 // tileVJP sums the cotangent over the tiles: reshaped to (reps0, x0,

@@ -33,8 +33,6 @@ func init() {
 	defNoGrad("an index: its integer result has no derivative", "argmax", "argsort", "searchsorted", "nonzero")
 	defNoGrad("a set op: its values are the input's, counted and sorted; its shape depends on the data",
 		"unique_all", "unique_counts", "unique_inverse", "unique_values")
-	defPending("the cumulative product's VJP is not written yet", "cumulative_prod")
-	defPending("sort's VJP (a scatter by argsort) is not written yet", "sort")
 }
 
 // reduceCot returns a reduction's input, its cotangent with the reduced

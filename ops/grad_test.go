@@ -15,6 +15,8 @@ import (
 
 func f64p(v float64) *float64 { return &v }
 
+func ptrBool(v bool) *bool { return &v }
+
 // gradCases: at least one per op with a VJP (TestGradCoverage checks it
 // against the registry).
 var gradCases = []gcase{
@@ -133,6 +135,19 @@ var gradCases = []gcase{
 	{op: "vector_norm", name: "complex", in: []gin{cxIn(4)}},
 	{op: "matrix_norm", in: []gin{rin(2, 3, 3)}},
 	{op: "matrix_power", in: []gin{rin(3, 3)}, at: ops.Attrs{N: 3}},
+	{op: "qr", name: "Q", in: []gin{rin(4, 3)}},
+	{op: "qr", name: "R", in: []gin{rin(2, 3, 3)}, out: 1},
+	{op: "svd", name: "S", in: []gin{rin(3, 4)}, at: ops.Attrs{FullMatrices: ptrBool(false)}, out: 1},
+	{op: "svd", name: "U", in: []gin{rin(4, 3)}, at: ops.Attrs{FullMatrices: ptrBool(false)}},
+	{op: "svd", name: "Vh", in: []gin{rin(3, 4)}, at: ops.Attrs{FullMatrices: ptrBool(false)}, out: 2},
+	// Sort, gather and the cumulative product.
+	{op: "sort", in: []gin{rin(3, 5)}},
+	{op: "sort", name: "descending axis 0", in: []gin{rin(4, 3)}, at: ops.Attrs{Axes: []int{0}, Descending: true}},
+	{op: "gather", in: []gin{rin(2, 3, 4), {shape: []int{5}, fixed: []float64{0, 2, -1, 2, 1}, dtype: tensor.Int64},
+		{shape: []int{5}, fixed: []float64{3, 0, 1, 0, 3}, dtype: tensor.Int64}}, at: ops.Attrs{Axes: []int{1}}},
+	{op: "cumulative_prod", in: []gin{rin(3, 4)}, at: ops.Attrs{Axes: []int{1}}},
+	{op: "cumulative_prod", name: "a zero, include_initial", in: []gin{{shape: []int{5}, fixed: []float64{0.5, -1.5, 0, 2, 0.75}}},
+		at: ops.Attrs{IncludeInitial: true}},
 	// FFTs.
 	{op: "fft", in: []gin{cxIn(2, 6)}},
 	{op: "fft", name: "padded ortho", in: []gin{cxIn(6, 2)}, at: ops.Attrs{N: 8, Axes: []int{0}, Norm: "ortho"}},
@@ -145,6 +160,10 @@ var gradCases = []gcase{
 	{op: "irfft", name: "odd n", in: []gin{cxIn(5)}, at: ops.Attrs{N: 7, Norm: "ortho"}},
 	{op: "hfft", in: []gin{cxIn(5)}},
 	{op: "ihfft", in: []gin{rin(6)}},
+	{op: "rfftn", in: []gin{rin(3, 4)}},
+	{op: "rfftn", name: "s axes", in: []gin{rin(3, 2, 5)}, at: ops.Attrs{S: []int{4, 6}, Axes: []int{0, 2}, Norm: "ortho"}},
+	{op: "irfftn", in: []gin{cxIn(3, 4)}},
+	{op: "irfftn", name: "s", in: []gin{cxIn(2, 3, 4)}, at: ops.Attrs{S: []int{4, 5}}},
 	// Manipulation and indexing.
 	{op: "transpose", in: []gin{rin(2, 3, 4)}, at: ops.Attrs{Perm: []int{2, 0, 1}}},
 	{op: "flip", in: []gin{rin(3, 4)}, at: ops.Attrs{Axes: []int{1}}},
@@ -233,7 +252,7 @@ func TestGradRefused(t *testing.T) {
 	}{
 		{"comparison", "less", []*tensor.Tensor{x, x}, []*tensor.Tensor{x}, true, "not differentiable"},
 		{"index", "argmax", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "not differentiable"},
-		{"pending", "qr", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "no VJP yet"},
+		{"pending", "pinv", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "no VJP yet"},
 		{"unknown op", "nope", []*tensor.Tensor{x}, []*tensor.Tensor{x}, false, "no op named"},
 		{"no cotangent", "exp", []*tensor.Tensor{x}, nil, false, "no cotangents"},
 		{"nil input", "exp", []*tensor.Tensor{nil}, []*tensor.Tensor{x}, false, "input 0 is nil"},
