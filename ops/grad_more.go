@@ -162,7 +162,7 @@ func cumprodVJP(b *GradBuilder) []*tensor.Tensor {
 	rows := b.bcast(b.Reshape(xt, append(append([]int{}, ts[:r-1]...), 1, n)), append(append([]int{}, ts[:r-1]...), n, n))
 	z := b.where(eye, b.Const(x.Dtype(), 1), rows) // [..., j, i]
 	c := b.Call("cumulative_prod", Attrs{Axes: []int{r}}, z)
-	c = b.Call("triu", Attrs{}, c)                                          // i ≥ j
+	c = b.Call("triu", Attrs{}, c)                                           // i ≥ j
 	gx := b.mm(c, b.Reshape(gt, append(append([]int{}, ts[:r-1]...), n, 1))) // [..., j, 1]
 	return []*tensor.Tensor{b.transpose(b.Reshape(gx, ts), invPerm(perm))}
 }
