@@ -46,6 +46,7 @@ typedef uint64_t vkflow_sequence;
 typedef uint64_t vkflow_timeline;
 typedef uint64_t vkflow_algorithm;
 typedef uint64_t vkflow_graph;
+typedef uint64_t vkflow_tape;
 typedef uint64_t vkflow_exec;
 typedef uint64_t vkflow_run;
 
@@ -495,6 +496,31 @@ int vkflow_op_gradient(char *name, int32_t *kind, char *reason, size_t n, size_t
  * the inputs' gradients (allocated as zeros), run with the forward call's
  * attributes. */
 int vkflow_op_register_vjp(char *name, char *vjp_kernel);
+
+/* Tapes (Go: ops.Tape; docs/GRADIENTS.md): ops recorded by name into a
+ * graph, and its backward graph. vkflow_tape_call prepares the op over in
+ * (attrs_json as vkflow_op_call's), adds its dispatches to the tape's graph
+ * (on the queue vkflow_tape_queue set; -1, the default, leaves them to the
+ * compiler) and puts handles of its outputs in out (n_out slots; 0 past the
+ * op's outputs). The tape owns those tensors: keep their handles open while
+ * the graph is used (closing one closes the tensor), and close the handles
+ * when done; vkflow_tape_close closes the tensors whether or not. The dispatches a tape adds have no node index.
+ * vkflow_tape_grad builds the backward graph of the outputs outs (n_outs)
+ * weighted by the cotangents cots (n_outs, written by the caller before each
+ * backward run) with respect to wrt (n_wrt): a new graph handle in
+ * *graph_out (compile it with vkflow_graph_compile, close it with
+ * vkflow_graph_close) and handles of the gradients in grads (n_wrt slots;
+ * owned by the tape, as the outputs). *saved_bytes (may be NULL) is the size
+ * of the forward tensors the backward graph reads. An op without a VJP is
+ * VKFLOW_ERR_INVALID naming it, and nothing is built. */
+int vkflow_tape_new(vkflow_manager m, vkflow_graph g, vkflow_tape *out);
+int vkflow_tape_close(vkflow_tape t);
+int vkflow_tape_queue(vkflow_tape t, int32_t queue);
+int vkflow_tape_call(vkflow_tape t, char *name, vkflow_tensor *in, int32_t n_in, char *attrs_json,
+		     vkflow_tensor *out, int32_t n_out);
+int vkflow_tape_grad(vkflow_tape t, vkflow_tensor *outs, int32_t n_outs, vkflow_tensor *cots,
+		     vkflow_tensor *wrt, int32_t n_wrt, vkflow_graph *graph_out, vkflow_tensor *grads,
+		     uint64_t *saved_bytes);
 
 /* Python capsules: the static names ("dltensor", "dltensor_versioned",
  * "used_dltensor", "used_dltensor_versioned") and a PyCapsule destructor

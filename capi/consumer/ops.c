@@ -285,6 +285,57 @@ done:
 	vkflow_tensor_close(tg);
 }
 
+/* A tape: y = sum(a @ b) recorded into a graph, its backward graph built
+ * and both run; dy/db = a^T @ ones. */
+static void tape_case(vkflow_manager m)
+{
+	float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, -1, 2, 0, 0.5f, 3}, one = 1;
+	int64_t sa[2] = {2, 3}, sb[2] = {3, 2};
+	vkflow_tensor ta = 0, tb = 0, tone = 0;
+	vkflow_graph g = 0, bg = 0;
+	vkflow_tape tp = 0;
+	vkflow_exec fe = 0, be = 0;
+	vkflow_tensor in[2] = {0, 0}, ab[1] = {0}, y[1] = {0}, wrt[1] = {0}, grads[1] = {0};
+	if (!ok(vkflow_tensor_new(m, "float32", 2, sa, a, sizeof a, 0, &ta), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 2, sb, b, sizeof b, 0, &tb), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 0, NULL, &one, sizeof one, 0, &tone), "vkflow_tensor_new") ||
+	    !ok(vkflow_graph_new(m, &g), "vkflow_graph_new") || !ok(vkflow_tape_new(m, g, &tp), "vkflow_tape_new"))
+		goto done;
+	in[0] = ta;
+	in[1] = tb;
+	wrt[0] = tb;
+	uint64_t saved = 0;
+	if (!ok(vkflow_tape_call(tp, "matmul", in, 2, NULL, ab, 1), "vkflow_tape_call(matmul)") ||
+	    !ok(vkflow_tape_call(tp, "sum", ab, 1, NULL, y, 1), "vkflow_tape_call(sum)") ||
+	    !ok(vkflow_graph_input(g, 2, in), "vkflow_graph_input") ||
+	    !ok(vkflow_tape_grad(tp, y, 1, &tone, wrt, 1, &bg, grads, &saved), "vkflow_tape_grad") ||
+	    !ok(vkflow_graph_compile(g, 0, NULL, 0, 0, &fe), "vkflow_graph_compile") ||
+	    !ok(vkflow_graph_compile(bg, 0, NULL, 0, 0, &be), "vkflow_graph_compile(backward)") ||
+	    !ok(vkflow_exec_run(fe, 0, 0, 0, 0, -1), "vkflow_exec_run") ||
+	    !ok(vkflow_exec_run(be, 0, 0, 0, 0, -1), "vkflow_exec_run(backward)"))
+		goto done;
+	float gb[6], want[6];
+	for (int k = 0; k < 3; k++)
+		want[k * 2] = want[k * 2 + 1] = a[k] + a[3 + k];
+	if (ok(vkflow_tensor_read(grads[0], gb, sizeof gb), "vkflow_tensor_read")) {
+		CHECK(memcmp(gb, want, sizeof gb) == 0, "tape gradient: gb[0] %g, want %g", gb[0], want[0]);
+		CHECK(saved == sizeof a, "saved bytes %llu, want %zu (a only)", (unsigned long long)saved, sizeof a);
+		printf("consumer: vkflow_tape_grad: exact, %llu saved bytes\n", (unsigned long long)saved);
+	}
+done:
+	vkflow_exec_close(fe);
+	vkflow_exec_close(be);
+	vkflow_graph_close(bg);
+	vkflow_tape_close(tp);
+	vkflow_tensor_close(ab[0]);
+	vkflow_tensor_close(y[0]);
+	vkflow_tensor_close(grads[0]);
+	vkflow_graph_close(g);
+	vkflow_tensor_close(ta);
+	vkflow_tensor_close(tb);
+	vkflow_tensor_close(tone);
+}
+
 void ops_case(void)
 {
 	vkflow_manager m = 0;
@@ -296,6 +347,7 @@ void ops_case(void)
 
 	registry_case(m);
 	vjp_case(m);
+	tape_case(m);
 	/* The buffers outlive the Manager: its close waits for the GPU and
 	 * runs the import deleters; they are freed after that. */
 	float *a = owned_buffer(M, K), *b = owned_buffer(K, N), *c = owned_buffer(M, N);

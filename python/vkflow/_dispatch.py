@@ -178,6 +178,8 @@ def _run_plain(name, mgr, ins):
     """_run for Tensors (not views) of mgr, no attributes, one new output:
     one library call (vkflow_op_call_new), which returns the output's
     handle with its dtype and shape."""
+    if _TAPES and _graph_tape() is not None:
+        return _graph_tape()._route(name, ins, [None], {})[0]
     key = _encoded.get(name)
     if key is None:
         key = _encoded[name] = str(name).encode()
@@ -220,6 +222,8 @@ def _submit(name, mgr, ins, foreign, outs, attrs):
     """Queues the op name on mgr over the Tensors ins into outs (a checked
     list from _outs; None: allocated), waiting when foreign; returns the
     list of outputs."""
+    if _TAPES and _graph_tape() is not None:
+        return _graph_tape()._route(name, ins, outs, attrs)
     in_h = (c_uint64 * builtins.max(len(ins), 1))(*[t._h() for t in ins])
     out_h = (c_uint64 * builtins.max(len(outs), 1))(*[0 if t is None else t._h() for t in outs])
     L = _lib.lib()
@@ -243,6 +247,15 @@ def _submit(name, mgr, ins, foreign, outs, attrs):
 # when no tape is active.
 _TAPES = []
 _tape_local = threading.local()
+
+
+def _graph_tape():
+    """The thread's innermost tape when it records into a graph (a
+    vkflow._grad.GraphTape: ops are recorded, not run), else None."""
+    stack = getattr(_tape_local, "stack", None)
+    if stack and getattr(stack[-1], "_graph_mode", False):
+        return stack[-1]
+    return None
 
 
 def _record(name, ins, res, given, attrs):

@@ -4,14 +4,16 @@ docs/GRADIENTS.md), shared with Go and C. :mod:`vkflow.autograd` and
 
 import builtins
 import ctypes
-from ctypes import c_int32, c_size_t, c_uint64
+from ctypes import byref, c_int32, c_size_t, c_uint64
 
-from . import _lib
+from . import _dispatch, _lib
 from ._dispatch import _attrs_json, _convert, _device_of
 from ._errors import _check
+from ._graph import Graph
+from ._handle import _Handle
 from ._tensor import Tensor
 
-__all__ = ["vjp", "gradient_info", "register_vjp"]
+__all__ = ["vjp", "gradient_info", "register_vjp", "GraphTape"]
 
 _KINDS = {0: "none", 1: "vjp", 2: "pending", 3: "zero"}
 
@@ -80,3 +82,86 @@ def vjp(name, inputs, cotangents, outputs=None, wants=None, device=None, **attrs
     _check(_lib.lib().op_vjp(mgr._h(), str(name).encode(), in_h, n, out_h, len(ots), cot_h,
                              len(cts), _attrs_json(attrs), want_a, grads))
     return tuple(Tensor._wrap(mgr, grads[i]) if grads[i] else None for i in range(n))
+
+
+class GraphTape(_Handle):
+    """Records the ops :mod:`vkflow.ops` and :mod:`vkflow.array_api` call
+    inside ``with tape:`` into ``graph`` (Go: ops.Tape) instead of running
+    them: each call returns its outputs at once, uncomputed, and nothing
+    runs until the graph is compiled and run. :meth:`grad` then builds the
+    backward graph. The tape owns the outputs and gradients (keep the tape
+    while the graphs are used); closing it, or its Manager, frees them.
+    Code that reads values on the host cannot be recorded; writes into given
+    outputs are a ValueError."""
+
+    _kind = "Tape"
+    _closer = "tape_close"
+    _graph_mode = True
+
+    def __init__(self, graph, queue=None):
+        h = c_uint64()
+        _check(_lib.lib().tape_new(graph._manager._h(), graph._h(), byref(h)))
+        self._handle = h.value
+        self._manager = graph._manager
+        self.graph = graph
+        self._keep = []
+        graph._manager._adopt(self)
+        if queue is not None:
+            self.on_queue(queue)
+
+    def on_queue(self, queue):
+        """Pins the next recorded ops (and their VJPs) to logical queue
+        ``queue``; None leaves them to the compiler."""
+        _check(_lib.lib().tape_queue(self._h(), -1 if queue is None else int(queue)))
+        return self
+
+    def _route(self, name, ins, outs, attrs):
+        if any(o is not None for o in outs):
+            raise ValueError("%s: a graph tape records new outputs only (no out=, item assignment "
+                             "or in-place operators)" % name)
+        n = len(ins)
+        in_h = (c_uint64 * builtins.max(n, 1))(*[t._h() for t in ins])
+        slots = 8
+        out_h = (c_uint64 * slots)()
+        _check(_lib.lib().tape_call(self._h(), str(name).encode(), in_h, n, _attrs_json(attrs),
+                                    out_h, slots))
+        res = [Tensor._wrap(self._manager, out_h[i]) for i in range(slots) if out_h[i]]
+        self._keep += res
+        while len(res) < len(outs):
+            res.append(None)
+        return res
+
+    def grad(self, outputs, cotangents, wrt):
+        """Builds the backward graph of ``outputs`` weighted by
+        ``cotangents`` (tensors the caller writes before each backward run)
+        with respect to ``wrt``; returns ``(graph, grads, saved_bytes)``:
+        a :class:`Graph` to compile, the gradient tensors (owned by the
+        tape), and the bytes of forward tensors the backward graph reads."""
+        outs, cots, ws = list(outputs), list(cotangents), list(wrt)
+        if len(outs) != len(cots):
+            raise ValueError("grad: %d outputs and %d cotangents" % (len(outs), len(cots)))
+        u = lambda ts: (c_uint64 * builtins.max(len(ts), 1))(*[t._h() for t in ts])  # noqa: E731
+        g_h = c_uint64()
+        grads = (c_uint64 * builtins.max(len(ws), 1))()
+        saved = c_uint64()
+        _check(_lib.lib().tape_grad(self._h(), u(outs), len(outs), u(cots), u(ws), len(ws),
+                                    byref(g_h), grads, byref(saved)))
+        g = Graph.__new__(Graph)
+        g._manager, g._handle, g._keep = self._manager, g_h.value, list(cots) + [self]
+        self._manager._adopt(g)
+        res = [Tensor._wrap(self._manager, grads[i]) for i in range(len(ws))]
+        self._keep += res
+        return g, res, saved.value
+
+    def __enter__(self):
+        stack = getattr(_dispatch._tape_local, "stack", None)
+        if stack is None:
+            stack = _dispatch._tape_local.stack = []
+        stack.append(self)
+        _dispatch._TAPES.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _dispatch._tape_local.stack.remove(self)
+        _dispatch._TAPES.remove(self)
+        return False

@@ -33,7 +33,7 @@ from . import ops as _vops
 from ._array import asarray, default_device
 from ._tensor import Tensor
 
-__all__ = ["call", "ops"]
+__all__ = ["call", "ops", "GraphFunction"]
 
 
 def _dtype_attr(v):
@@ -226,3 +226,86 @@ class _Ops:
 
 
 ops = _Ops()
+
+
+# --- a vkflow graph as one autograd function ------------------------------------------
+
+class GraphFunction:
+    """``fn``, a function of vkflow tensors written with :mod:`vkflow.ops` or
+    :mod:`vkflow.array_api`, recorded once into a forward graph (its ops are
+    traced on placeholders shaped like ``example_inputs``, torch tensors)
+    and differentiated into a backward graph (``vkflow.ops.Tape.Grad``);
+    calling the GraphFunction on torch tensors of those shapes and dtypes
+    replays the forward graph, and ``backward`` replays the backward graph:
+    one ``torch.autograd.Function`` whatever the number of ops.
+    ``queues`` are the logical queues both graphs may use (None: all).
+
+    Data: inputs are written into the graph's input tensors and outputs read
+    out (copies: a graph's buffers are fixed), gradients likewise. The
+    backward graph reads the last forward's values: a backward whose forward
+    is no longer the last one replays that forward first (from its saved
+    inputs), then the backward graph.
+    ``saved_bytes`` is the size of the forward values the backward reads.
+    """
+
+    def __init__(self, fn, *example_inputs, queues=None):
+        mgr = default_device()
+        self._mgr = mgr
+        self._ins = [mgr.tensor(tuple(x.shape), dtype=_dtype_attr(x.dtype)) for x in example_inputs]
+        self._graph = mgr.graph()
+        self._tape = _grad.GraphTape(self._graph)
+        with self._tape:
+            out = fn(*self._ins)
+        self._many = isinstance(out, tuple)
+        self._outs = list(out) if self._many else [out]
+        self._graph.input(*self._ins)
+        self._fwd = self._graph.compile(queues)
+        self._cots = [mgr.tensor(tuple(o.shape), dtype=o.dtype) for o in self._outs]
+        bw, self._grads, self.saved_bytes = self._tape.grad(self._outs, self._cots, self._ins)
+        self._bwd = bw.compile(queues) if len(bw) else None
+        self._gen = 0
+
+    def __call__(self, *inputs):
+        if len(inputs) != len(self._ins):
+            raise TypeError("GraphFunction: %d inputs, the graph was traced with %d"
+                            % (len(inputs), len(self._ins)))
+        for x, t in zip(inputs, self._ins):
+            if tuple(x.shape) != tuple(t.shape) or _dtype_attr(x.dtype) != str(t.dtype):
+                raise ValueError("GraphFunction: an input of %s %r, the graph takes %s %r"
+                                 % (x.dtype, tuple(x.shape), t.dtype, tuple(t.shape)))
+        out = _GraphFn.apply(self, *inputs)
+        return out if self._many else out[0]
+
+    def _forward(self, inputs):
+        for x, t in zip(inputs, self._ins):
+            t.write(x.detach().cpu().contiguous().numpy())
+        self._fwd.run()
+        self._gen += 1
+        return tuple(torch.from_numpy(o.read()) for o in self._outs)
+
+    def _backward(self, gen, inputs, gouts):
+        if gen != self._gen:
+            self._forward(inputs)  # the forward values this backward needs
+        for g, c in zip(gouts, self._cots):
+            c.write(g.detach().cpu().contiguous().numpy() if g is not None else
+                    torch.zeros(tuple(c.shape), dtype=getattr(torch, str(c.dtype))).numpy())
+        if self._bwd is not None:
+            self._bwd.run()
+        return [torch.from_numpy(g.read()) for g in self._grads]
+
+
+class _GraphFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, gf, *inputs):
+        outs = gf._forward(inputs)
+        ctx.gf, ctx.gen = gf, gf._gen
+        ctx.devices = [x.device for x in inputs]
+        ctx.save_for_backward(*inputs)
+        return tuple(o.to(inputs[0].device) for o in outs)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *gouts):
+        grads = ctx.gf._backward(ctx.gen, ctx.saved_tensors, gouts)
+        return (None, *[g.to(d) if w else None
+                        for g, d, w in zip(grads, ctx.devices, ctx.needs_input_grad[1:])])
