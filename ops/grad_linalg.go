@@ -55,7 +55,6 @@ func init() {
 		})
 	}
 	defNoGrad("the rank is an integer count", "matrix_rank")
-	defPending("pinv's VJP is not written yet", "pinv")
 }
 
 // matmulVJP: ga = g·bᴴ and gb = aᴴ·g, with 1-d operands as a row (a) and a

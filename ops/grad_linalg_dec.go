@@ -30,6 +30,31 @@ func init() {
 	defVJP("vector_norm", vectorNormVJP)
 	defVJP("matrix_norm", matrixNormVJP)
 	defVJP("matrix_power", matrixPowerVJP)
+	defVJP("pinv", pinvVJP)
+}
+
+// pinvVJP (real, where the rank is locally constant; Golub and Pereyra):
+// with P = A⁺, gA = −Pᵀ·Ḡ·Pᵀ + (I − A·P)·Ḡᵀ·P·Pᵀ + Pᵀ·P·Ḡᵀ·(I − P·A).
+// The rtol input, if any, gets none.
+func pinvVJP(b *GradBuilder) []*tensor.Tensor {
+	a := b.In(0)
+	res := make([]*tensor.Tensor, b.NumIn())
+	if b.err != nil || !b.realOnly(a) {
+		return nil
+	}
+	p := b.Out(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil
+	}
+	pt, gt := b.mT(p), b.mT(g)
+	t1 := b.neg(b.mm(b.mm(pt, g), pt))
+	ap := b.mm(a, p) // m×m
+	t2 := b.mm(b.sub(gt, b.mm(ap, gt)), b.mm(p, pt))
+	pa := b.mm(p, a) // n×n
+	t3 := b.mm(b.mm(pt, p), b.sub(gt, b.mm(gt, pa)))
+	res[0] = b.add(b.add(t1, t2), t3)
+	return res
 }
 
 // mH is x's conjugate transpose over its last two axes.

@@ -134,6 +134,8 @@ var gradCases = []gcase{
 	{op: "vector_norm", name: "ord 1", in: []gin{away(3, 4)}, at: ops.Attrs{Ord: "1"}},
 	{op: "vector_norm", name: "complex", in: []gin{cxIn(4)}},
 	{op: "matrix_norm", in: []gin{rin(2, 3, 3)}},
+	{op: "pinv", name: "wide", in: []gin{rin(3, 4)}},
+	{op: "pinv", name: "tall batch", in: []gin{rin(2, 4, 3)}},
 	{op: "matrix_power", in: []gin{rin(3, 3)}, at: ops.Attrs{N: 3}},
 	{op: "qr", name: "Q", in: []gin{rin(4, 3)}},
 	{op: "qr", name: "R", in: []gin{rin(2, 3, 3)}, out: 1},
@@ -252,7 +254,7 @@ func TestGradRefused(t *testing.T) {
 	}{
 		{"comparison", "less", []*tensor.Tensor{x, x}, []*tensor.Tensor{x}, true, "not differentiable"},
 		{"index", "argmax", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "not differentiable"},
-		{"pending", "pinv", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "no VJP yet"},
+		{"pending", "scatter", []*tensor.Tensor{x}, []*tensor.Tensor{x}, true, "no VJP yet"},
 		{"unknown op", "nope", []*tensor.Tensor{x}, []*tensor.Tensor{x}, false, "no op named"},
 		{"no cotangent", "exp", []*tensor.Tensor{x}, nil, false, "no cotangents"},
 		{"nil input", "exp", []*tensor.Tensor{nil}, []*tensor.Tensor{x}, false, "input 0 is nil"},
