@@ -43,8 +43,11 @@ examples: deps
 # After the Go tests, the C API is built and its real consumers run: a C
 # program against Debian's dlpack.h (0.6), and NumPy 1.24 and PyTorch 1.13
 # through the Python package (Debian's /usr/bin/python3).
+# -timeout: the ops package (every op against references, the gradient
+# checks) runs close to go test's default 10 minutes under -race on a
+# 2-core machine.
 test: deps check-shaders vet check-nodev
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout=30m ./...
 	$(MAKE) --no-print-directory test-oracle
 	$(MAKE) --no-print-directory test-capi test-python
 
