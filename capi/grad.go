@@ -77,3 +77,19 @@ func vkflow_op_register_vjp(name, vjpKernel *C.char) C.int {
 	}
 	return fail(ops.RegisterVJP(C.GoString(name), ops.KernelVJP(C.GoString(vjpKernel))))
 }
+
+//export vkflow_op_schema
+func vkflow_op_schema(name *C.char, buf *C.char, n C.size_t, length *C.size_t) C.int {
+	if name == nil {
+		return invalid("vkflow_op_schema: name is NULL")
+	}
+	s, err := ops.SchemaOf(C.GoString(name))
+	if err != nil {
+		return fail(err)
+	}
+	l := copyString(s.JSON(), buf, n)
+	if length != nil {
+		*length = l
+	}
+	return C.VKFLOW_OK
+}

@@ -491,6 +491,11 @@ int vkflow_op_vjp(vkflow_manager m, char *name, vkflow_tensor *in, int32_t n_in,
  * sign, ...); reason (truncated to n, NUL-terminated; may be NULL when n is
  * 0) says why an op has none, and *length (may be NULL) its full length. */
 int vkflow_op_gradient(char *name, int32_t *kind, char *reason, size_t n, size_t *length);
+/* The op's schema as JSON (truncated to n, NUL-terminated; *length, which
+ * may be NULL, is its full length): {"name", "inputs", "outputs", "attrs":
+ * [{"name", "type", "default", "doc"}], "gradient", "reason", "kernel"}. An
+ * op refuses attributes its schema does not list (docs/OPS_REGISTRY.md). */
+int vkflow_op_schema(char *name, char *buf, size_t n, size_t *length);
 /* Gives the registered kernel name the registered kernel vjp_kernel as its
  * VJP: its inputs are name's inputs, outputs and cotangents, its outputs
  * the inputs' gradients (allocated as zeros), run with the forward call's

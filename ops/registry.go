@@ -229,7 +229,19 @@ func Prepare(o Owner, name string, in, out []*tensor.Tensor, at Attrs) (*Op, err
 	if !ok {
 		return nil, core.Invalid("ops: no op named %q (ops.Names lists them)", name)
 	}
+	if err := checkAttrs(name, e, at); err != nil {
+		return nil, err
+	}
 	return e.build(o, in, out, at)
+}
+
+// checkDynamicAttrs is checkAttrs for a dynamic op (one Prepare never
+// sees).
+func checkDynamicAttrs(name string, at Attrs) error {
+	registry.RLock()
+	e := registry.m[name]
+	registry.RUnlock()
+	return checkAttrs(name, e, at)
 }
 
 // Call prepares the op called name, runs it on queue 0, waits, and
@@ -239,6 +251,9 @@ func Prepare(o Owner, name string, in, out []*tensor.Tensor, at Attrs) (*Op, err
 func Call(ctx context.Context, o Owner, name string, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
 	if f := dynamicOp(name); f != nil {
 		// An output shape that depends on the data (dynamic.go).
+		if err := checkDynamicAttrs(name, at); err != nil {
+			return nil, err
+		}
 		return callDynamic(ctx, o, name, f, in, out, at)
 	}
 	op, err := Prepare(o, name, in, out, at)

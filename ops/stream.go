@@ -165,6 +165,9 @@ func (s *Stream) Call(name string, in, out []*tensor.Tensor, at Attrs) ([]*tenso
 		return nil, core.Invalid("ops: nil Stream")
 	}
 	if f := dynamicOp(name); f != nil {
+		if err := checkDynamicAttrs(name, at); err != nil {
+			return nil, err
+		}
 		return f(s, in, out, at)
 	}
 	return s.call(name, nil, in, out, at)

@@ -18,6 +18,7 @@ os.environ.setdefault("VKFLOW_VALIDATION", "1")
 
 import torch  # noqa: E402
 
+import vkflow  # noqa: E402
 import vkflow.ops as vo  # noqa: E402
 import vkflow.torch as vt  # noqa: E402
 from test_dlpack import VkflowTest  # noqa: E402
@@ -293,6 +294,15 @@ class GradientTest(VkflowTest):
         b = vt.ops.less(x, 0.0)
         self.assertEqual(b.dtype, torch.bool)
         self.assertFalse(b.requires_grad)
+
+    def test_schema(self):
+        s = vo.schema("sum")
+        self.assertEqual([a["name"] for a in s["attrs"]], ["axes", "keepdims"])
+        self.assertEqual(s["gradient"], "vjp")
+        self.assertEqual(vo.schema("floor")["gradient"], "zero")
+        x = vkflow.asarray([1.0, 2.0])
+        with self.assertRaisesRegex(ValueError, 'attribute "perm" is not one of the op'):
+            vo.call("sum", x, perm=[0])
 
     def test_no_vjp_is_an_error(self):
         x = gen("r", 4).requires_grad_()

@@ -4,6 +4,7 @@ docs/GRADIENTS.md), shared with Go and C. :mod:`vkflow.autograd` and
 
 import builtins
 import ctypes
+import json
 from ctypes import byref, c_int32, c_size_t, c_uint64
 
 from . import _dispatch, _lib
@@ -13,7 +14,7 @@ from ._graph import Graph
 from ._handle import _Handle
 from ._tensor import Tensor
 
-__all__ = ["vjp", "gradient_info", "register_vjp", "GraphTape"]
+__all__ = ["vjp", "gradient_info", "register_vjp", "schema", "GraphTape"]
 
 _KINDS = {0: "none", 1: "vjp", 2: "pending", 3: "zero"}
 
@@ -31,6 +32,20 @@ def gradient_info(name):
     buf = ctypes.create_string_buffer(n.value + 1)
     _check(L.op_gradient(key, ctypes.byref(kind), buf, n.value + 1, None))
     return {"kind": _KINDS.get(kind.value, "none"), "reason": buf.value.decode("utf-8")}
+
+
+def schema(name):
+    """The op's schema (docs/OPS_REGISTRY.md): a dict with ``name``,
+    ``inputs``, ``outputs``, ``attrs`` (a list of dicts: ``name``, ``type``,
+    ``default``, ``doc``), ``gradient`` and ``reason``. An op refuses (with
+    ValueError) an attribute its schema does not list."""
+    n = c_size_t()
+    key = str(name).encode()
+    L = _lib.lib()
+    _check(L.op_schema(key, None, 0, ctypes.byref(n)))
+    buf = ctypes.create_string_buffer(n.value + 1)
+    _check(L.op_schema(key, buf, n.value + 1, None))
+    return json.loads(buf.value.decode("utf-8"))
 
 
 def register_vjp(name, vjp_kernel):

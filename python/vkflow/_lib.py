@@ -173,6 +173,7 @@ _PROTOTYPES = {
                               c_char_p, _p_i32, _p_u64)),
     "vkflow_op_gradient": (c_int, (c_char_p, _p_i32, c_char_p, c_size_t, POINTER(c_size_t))),
     "vkflow_op_register_vjp": (c_int, (c_char_p, c_char_p)),
+    "vkflow_op_schema": (c_int, (c_char_p, c_char_p, c_size_t, POINTER(c_size_t))),
     "vkflow_tape_new": (c_int, (c_uint64, c_uint64, _p_u64)),
     "vkflow_tape_close": (c_int, (c_uint64,)),
     "vkflow_tape_queue": (c_int, (c_uint64, c_int32)),

@@ -45,7 +45,7 @@ from ._dispatch import (CompileError, cache_stats, names, register, synchronize,
 from ._dispatch import (_convert, _device_of, _foreign, _one, _outs, _run_plain, _strided_attrs,
                         _submit)
 from ._dtypes import _dtype_name
-from ._grad import gradient_info, register_vjp, vjp  # noqa: F401
+from ._grad import gradient_info, register_vjp, schema, vjp  # noqa: F401
 from ._tensor import Tensor
 from ._views import TensorView
 
@@ -62,7 +62,7 @@ __all__ = [
     "atan", "atan2", "all", "any", "square", "real", "imag", "conj",
     "cast", "astype", "sum", "mean", "max", "min", "prod", "argmax", "matmul", "softmax",
     "transpose", "permute_dims", "strided_copy",
-    "sort", "argsort", "searchsorted", "vjp", "gradient_info", "register_vjp",
+    "sort", "argsort", "searchsorted", "vjp", "gradient_info", "register_vjp", "schema",
 ]
 
 
