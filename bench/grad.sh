@@ -5,10 +5,12 @@
 #     its Tape.Grad backward graph replayed against the eager backward
 #     (Stream.VJP) on the same device;
 #   - BenchmarkMatmulWeightGrad (ops/): the weight-gradient product
-#     8x25000 @ 25000x16 float32 (split-K), against NumPy's;
+#     8x25000 @ 25000x16 float32 with split-K, against the kernel without
+#     it and against NumPy's;
 #   - bench/grad_torch.py: the same MLP step through vkflow.torch.ops
 #     against pure PyTorch on the CPU.
-# Prints medians and the ratios.
+# Prints medians and the ratios. The Go benchmarks run with the validation
+# layer on (testutil.Manager), on both sides of each Go ratio.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO=${GO:-go}
@@ -17,7 +19,8 @@ COUNT=${COUNT:-5}
 out=bench/out
 mkdir -p "$out"
 make --no-print-directory python >/dev/null
-$GO test ./ops -run '^$' -bench '^(BenchmarkMLPGrad|BenchmarkMatmulWeightGrad)$' -benchtime 20x -count "$COUNT" | tee "$out/grad_go.txt"
+$GO test ./ops -run '^$' -bench '^BenchmarkMLPGrad$' -benchtime 20x -count "$COUNT" | tee "$out/grad_go.txt"
+$GO test ./ops -run '^$' -bench '^BenchmarkMatmulWeightGrad$' -benchtime 5x -count "$COUNT" | tee -a "$out/grad_go.txt"
 (cd python && PYTHONPATH=. $PY ../bench/grad_torch.py) | tee "$out/grad_py.txt"
 $PY - "$out/grad_go.txt" "$out/grad_py.txt" <<'PYEOF'
 import re, statistics, sys
@@ -30,7 +33,8 @@ g = {k: statistics.median(v) for k, v in go.items()}
 py = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[2]) if l.strip())
 rows = [
     ("MLP step, Tape.Grad graphs replayed", g["MLPGrad/graph"], "eager backward (Stream.VJP)", g["MLPGrad/eager"]),
-    ("weight gradient 8x25000 @ 25000x16", g["MatmulWeightGrad"], "NumPy", py["weightgrad_numpy"]),
+    ("weight gradient 8x25000 @ 25000x16, split-K", g["MatmulWeightGrad/splitk"], "NumPy", py["weightgrad_numpy"]),
+    ("weight gradient, split-K", g["MatmulWeightGrad/splitk"], "the same without split-K", g["MatmulWeightGrad/nosplit"]),
     ("MLP step, vkflow.torch.ops", py["mlp_step_vkflow_torch"], "PyTorch CPU", py["mlp_step_torch_cpu"]),
 ]
 print("\n| workload | vkflow ms | baseline | baseline ms | ratio (vkflow/baseline) |")

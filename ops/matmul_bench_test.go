@@ -77,8 +77,9 @@ func BenchmarkMatmul(b *testing.B) {
 
 // BenchmarkMatmulWeightGrad times the weight-gradient product Xᵀ·G of a
 // batch: [8, 25000] @ [25000, 16] float32 (a long inner dimension, a small
-// output), prepared and run warm. bench/ops.sh puts NumPy's time for the
-// same product beside it.
+// output), prepared and run warm: split-K, and the kernel before it
+// (split-K off) in the same run. bench/grad.sh puts NumPy's time for the
+// same product beside them.
 func BenchmarkMatmulWeightGrad(b *testing.B) {
 	m, _ := testutil.Manager(b)
 	ctx := context.Background()
@@ -97,16 +98,26 @@ func BenchmarkMatmulWeightGrad(b *testing.B) {
 	bt, err := tensor.FromSlice(m, bv, k, n)
 	require.NoError(b, err)
 	defer bt.Close()
-	op, err := ops.Matmul(m, a, bt, nil)
-	require.NoError(b, err)
-	defer op.Close()
-	defer op.Out().Close()
-	require.NoError(b, op.Run(ctx))
-	b.ResetTimer()
-	for range b.N {
-		if err := op.Run(ctx); err != nil {
-			b.Fatal(err)
+	for _, split := range []bool{true, false} {
+		name := "splitk"
+		if !split {
+			name = "nosplit"
 		}
+		b.Run(name, func(b *testing.B) {
+			if !split {
+				defer ops.SetSplitKMinK(1 << 62)()
+			}
+			op, err := ops.Matmul(m, a, bt, nil)
+			require.NoError(b, err)
+			defer op.Close()
+			defer op.Out().Close()
+			require.NoError(b, op.Run(ctx))
+			b.ResetTimer()
+			for range b.N {
+				if err := op.Run(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
 }
