@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -156,4 +157,36 @@ func invPerm(perm []int) []int {
 		inv[p] = i
 	}
 	return inv
+}
+
+// axisOf is the op's one axis (Attrs.Axes; def when unset), normalized
+// against rank r; -1 after a failure (which sticks to b).
+func (b *GradBuilder) axisOf(def, r int) int {
+	a, err := axisAttr(b.name, b.at.Axes, def)
+	if err == nil && (a < -r || a >= r) {
+		err = core.Invalid("ops.%s: axis %d is out of range for %d dimensions", b.name, a, r)
+	}
+	if err != nil {
+		b.fail(err)
+		return -1
+	}
+	if a < 0 {
+		a += r
+	}
+	return a
+}
+
+// scanCot returns a scan's input, its cotangent (the leading identity
+// dropped when the result starts with it) and its axis.
+func (b *GradBuilder) scanCot() (*tensor.Tensor, *tensor.Tensor, int) {
+	x := b.In(0)
+	g := b.Cot(0)
+	if b.err != nil {
+		return nil, nil, -1
+	}
+	axis := b.axisOf(0, len(x.Shape()))
+	if b.err == nil && b.at.IncludeInitial {
+		g = b.slice(g, axis, 1, g.Shape()[axis])
+	}
+	return x, g, axis
 }

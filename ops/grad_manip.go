@@ -148,13 +148,9 @@ func concatVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil {
 		return nil
 	}
-	axis, err := axisAttr("concat", b.Attrs().Axes, 0)
-	if err != nil {
-		b.fail(err)
+	axis := b.axisOf(0, len(g.Shape()))
+	if b.err != nil {
 		return nil
-	}
-	if axis < 0 {
-		axis += len(g.Shape())
 	}
 	res := make([]*tensor.Tensor, b.NumIn())
 	off := 0
@@ -174,13 +170,9 @@ func stackVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil {
 		return nil
 	}
-	axis, err := axisAttr("stack", b.Attrs().Axes, 0)
-	if err != nil {
-		b.fail(err)
+	axis := b.axisOf(0, len(g.Shape()))
+	if b.err != nil {
 		return nil
-	}
-	if axis < 0 {
-		axis += len(g.Shape())
 	}
 	res := make([]*tensor.Tensor, b.NumIn())
 	for i := range res {

@@ -133,23 +133,11 @@ func gatherVJP(b *GradBuilder) []*tensor.Tensor {
 // cumulative products of the n×n matrix whose row j is x with x_j set to
 // 1 (right where x has zeros; memory n² per row along the axis).
 func cumprodVJP(b *GradBuilder) []*tensor.Tensor {
-	x := b.In(0)
-	g := b.Cot(0)
+	x, g, axis := b.scanCot()
 	if b.err != nil || !b.realOnly(x) {
 		return nil
 	}
-	at := b.Attrs()
 	r := len(x.Shape())
-	axis := 0
-	if len(at.Axes) > 0 {
-		axis = at.Axes[0]
-		if axis < 0 {
-			axis += r
-		}
-	}
-	if at.IncludeInitial {
-		g = b.slice(g, axis, 1, g.Shape()[axis])
-	}
 	n := x.Shape()[axis]
 	if n == 0 {
 		return []*tensor.Tensor{b.Zeros(x.Dtype(), x.Shape())}

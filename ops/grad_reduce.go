@@ -135,22 +135,9 @@ func softmaxVJP(b *GradBuilder) []*tensor.Tensor {
 // cumsumVJP: the reversed cumulative sum of the cotangent (its first
 // element dropped when the result starts with the identity).
 func cumsumVJP(b *GradBuilder) []*tensor.Tensor {
-	x := b.In(0)
-	g := b.Cot(0)
+	_, g, axis := b.scanCot()
 	if b.err != nil {
 		return nil
-	}
-	at := b.Attrs()
-	r := len(x.Shape())
-	axis := 0
-	if len(at.Axes) > 0 {
-		axis = at.Axes[0]
-		if axis < 0 {
-			axis += r
-		}
-	}
-	if at.IncludeInitial {
-		g = b.slice(g, axis, 1, g.Shape()[axis])
 	}
 	flip := Attrs{Axes: []int{axis}}
 	s := b.Call("cumulative_sum", Attrs{Axes: []int{axis}}, b.Call("flip", flip, g))

@@ -249,6 +249,22 @@ _TAPES = []
 _tape_local = threading.local()
 
 
+def _push_tape(tape):
+    """Makes tape the thread's innermost tape (vkflow.autograd's and
+    GraphTape's ``__enter__``)."""
+    stack = getattr(_tape_local, "stack", None)
+    if stack is None:
+        stack = _tape_local.stack = []
+    stack.append(tape)
+    _TAPES.append(tape)
+
+
+def _pop_tape(tape):
+    """Undoes _push_tape (``__exit__``)."""
+    _tape_local.stack.remove(tape)
+    _TAPES.remove(tape)
+
+
 def _graph_tape():
     """The thread's innermost tape when it records into a graph (a
     vkflow._grad.GraphTape: ops are recorded, not run), else None."""

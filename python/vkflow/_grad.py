@@ -169,14 +169,9 @@ class GraphTape(_Handle):
         return g, res, saved.value
 
     def __enter__(self):
-        stack = getattr(_dispatch._tape_local, "stack", None)
-        if stack is None:
-            stack = _dispatch._tape_local.stack = []
-        stack.append(self)
-        _dispatch._TAPES.append(self)
+        _dispatch._push_tape(self)
         return self
 
     def __exit__(self, *exc):
-        _dispatch._tape_local.stack.remove(self)
-        _dispatch._TAPES.remove(self)
+        _dispatch._pop_tape(self)
         return False
