@@ -258,7 +258,8 @@ func TestFFTErrors(t *testing.T) {
 		{"fftn", c, ops.Attrs{S: []int{2, 0}, Axes: []int{0, 1}}, "want >= 1"},
 		{"fftn", c, ops.Attrs{S: []int{2}, Axes: []int{0, 1}}, "different lengths"},
 		{"irfft", one, ops.Attrs{}, "2*(m-1)"},
-		{"fft", r, ops.Attrs{S: []int{3}}, "not s"},
+		{"fft", r, ops.Attrs{S: []int{3}}, `attribute "s" is not one of the op's (it takes only axes, n, norm)`},
+		{"fftn", c, ops.Attrs{N: 3}, `attribute "n" is not one of the op's (it takes only axes, norm, s)`},
 	} {
 		_, err := ops.Call(context.Background(), m, tc.name, []*tensor.Tensor{tc.x}, nil, tc.at)
 		require.Error(t, err, "%s %+v", tc.name, tc.at)
