@@ -183,26 +183,38 @@ func (b *GradBuilder) Zeros(dt tensor.Dtype, shape []int) *tensor.Tensor {
 // Const returns a 0-d tensor of dtype dt holding v (its real part for a
 // real dtype, rounded toward zero for an integer dtype).
 func (b *GradBuilder) Const(dt tensor.Dtype, v complex128) *tensor.Tensor {
-	if b.err != nil {
-		return nil
-	}
 	k := constKey{dt, v}
-	if t, ok := b.consts[k]; ok {
+	if t, ok := b.consts[k]; ok && b.err == nil {
 		return t
 	}
-	buf := b.encode(dt, v)
-	t := b.Zeros(dt, []int{})
+	t := b.constant(dt, []int{}, []complex128{v})
 	if t == nil {
-		return nil
-	}
-	if err := t.WriteBytes(buf); err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
 		return nil
 	}
 	if b.consts == nil {
 		b.consts = map[constKey]*tensor.Tensor{}
 	}
 	b.consts[k] = t
+	return t
+}
+
+// constant is a new tensor of dtype dt and shape holding vs (row-major),
+// written from the host once: the constants, index ranges and weights
+// the rules need.
+func (b *GradBuilder) constant(dt tensor.Dtype, shape []int, vs []complex128) *tensor.Tensor {
+	t := b.Zeros(dt, shape)
+	if t == nil {
+		return nil
+	}
+	sz := dt.Size()
+	buf := make([]byte, len(vs)*sz)
+	for i, v := range vs {
+		copy(buf[i*sz:], b.encode(dt, v))
+	}
+	if err := t.WriteBytes(buf); err != nil {
+		b.fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
+		return nil
+	}
 	return t
 }
 
@@ -312,7 +324,7 @@ func (b *GradBuilder) finish(gs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				b.fail(core.Invalid("ops.%s: VJP gave input %d a gradient of shape %v, the input is %v", b.name, i, g.Shape(), x.Shape()))
 			}
 		}
-		if g != nil && (!slices.Contains(b.made, g) || slices.Contains(res, g) || slices.Contains(b.consts2(), g)) {
+		if g != nil && (!slices.Contains(b.made, g) || slices.Contains(res, g) || b.isConst(g)) {
 			g = b.Call("strided_copy", Attrs{Shape: g.Shape()}, g)
 		}
 		res[i] = g
@@ -342,12 +354,15 @@ func (b *GradBuilder) finish(gs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return res, nil
 }
 
-func (b *GradBuilder) consts2() []*tensor.Tensor {
-	var ts []*tensor.Tensor
-	for _, t := range b.consts {
-		ts = append(ts, t)
+// isConst reports whether t is one of the rule's cached constants, which
+// other ops may share: returned as a gradient, it is copied.
+func (b *GradBuilder) isConst(t *tensor.Tensor) bool {
+	for _, c := range b.consts {
+		if c == t {
+			return true
+		}
 	}
-	return ts
+	return false
 }
 
 // runVJP runs the rule of op name with the backend call.

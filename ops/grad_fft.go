@@ -177,7 +177,7 @@ func (b *GradBuilder) irfftAdjoint(x, g, y *tensor.Tensor, axis int, norm string
 		return nil
 	}
 	bins := gi.Shape()[axis]
-	w := make([]float64, bins)
+	w := make([]complex128, bins)
 	for k := range w {
 		w[k] = 1
 		if k >= 1 && k <= n-n/2-1 {
@@ -189,26 +189,6 @@ func (b *GradBuilder) irfftAdjoint(x, g, y *tensor.Tensor, axis int, norm string
 		shape[i] = 1
 	}
 	shape[axis] = bins
-	gi = b.mul(gi, b.constVector(gi.Dtype(), w, shape))
+	gi = b.mul(gi, b.constant(gi.Dtype(), shape, w))
 	return b.fitAxis(gi, axis, x.Shape()[axis])
-}
-
-// constVector is a tensor of dtype dt (real or complex) and shape holding
-// the real values vs.
-func (b *GradBuilder) constVector(dt tensor.Dtype, vs []float64, shape []int) *tensor.Tensor {
-	t := b.Zeros(dt, shape)
-	if t == nil {
-		return nil
-	}
-	sz := dt.Size()
-	buf := make([]byte, len(vs)*sz)
-	for i, v := range vs {
-		c := b.encode(dt, complex(v, 0))
-		copy(buf[i*sz:], c)
-	}
-	if err := t.WriteBytes(buf); err != nil {
-		b.fail(err)
-		return nil
-	}
-	return t
 }

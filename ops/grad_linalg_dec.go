@@ -160,15 +160,16 @@ func (b *GradBuilder) eye(x *tensor.Tensor) *tensor.Tensor {
 	return b.diagMask(x.Dtype(), m, n, 0)
 }
 
-// diagMask is the [m, n] matrix of dtype dt with ones on diagonal offset.
+// diagMask is the [m, n] matrix of dtype dt with ones on diagonal offset
+// (true for bool), a constant.
 func (b *GradBuilder) diagMask(dt tensor.Dtype, m, n, offset int) *tensor.Tensor {
-	cols := b.arange(tensor.Int32, n)
-	rows := b.Reshape(b.arange(tensor.Int32, m), []int{m, 1})
-	mask := b.bin("equal", b.sub(cols, rows), b.Const(tensor.Int32, complex(float64(offset), 0)))
-	if dt == tensor.Bool {
-		return mask
+	vs := make([]complex128, m*n)
+	for i := 0; i < m; i++ {
+		if j := i + offset; j >= 0 && j < n {
+			vs[i*n+j] = 1
+		}
 	}
-	return b.Call("cast", Attrs{Dtype: dt}, mask)
+	return b.constant(dt, []int{m, n}, vs)
 }
 
 // choleskyVJP (real): with A = L·Lᵀ, S = L⁻ᵀ·Φ(Lᵀ·Ḡ)·L⁻¹ symmetrized,
@@ -278,7 +279,7 @@ func diagonalVJP(b *GradBuilder) []*tensor.Tensor {
 	}
 	sh := a.Shape()
 	r := len(sh)
-	m, n := sh[r-2], sh[r-1]
+	n := sh[r-1]
 	z := b.Zeros(a.Dtype(), sh)
 	if g.Len() == 0 {
 		return []*tensor.Tensor{z}
@@ -288,7 +289,6 @@ func diagonalVJP(b *GradBuilder) []*tensor.Tensor {
 	if off < 0 {
 		start = -off * n
 	}
-	_ = m
 	st := rowMajor(sh)
 	dst := append(append([]int{}, st[:r-2]...), n+1)
 	b.into("strided_copy", Attrs{Shape: g.Shape(), DstOffset: start, DstStrides: dst}, z, g)

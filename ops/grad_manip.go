@@ -63,7 +63,7 @@ func init() {
 	defVJP("concat", concatVJP)
 	defVJP("stack", stackVJP)
 	defVJP("strided_copy", stridedVJP)
-	defVJP("take", takeVJP)
+	defVJP("take", gatherVJP)
 }
 
 // tileVJP sums the cotangent over the tiles: reshaped to (reps0, x0,
@@ -251,58 +251,13 @@ func nonOverlapping(shape, strides []int) bool {
 	return true
 }
 
-// takeVJP: ga[k] = Σ_j [idx_j = k]·g_j, as a product with the one-hot
-// matrix of the indices (normalized and clamped as take does), so that
-// repeated indices sum in a fixed order.
-func takeVJP(b *GradBuilder) []*tensor.Tensor {
-	x, idx := b.In(0), b.In(1)
-	g := b.Cot(0)
-	res := make([]*tensor.Tensor, 2)
-	if b.err != nil || !b.Wants(0) {
-		return res
-	}
-	xs := x.Shape()
-	axis := 0
-	if len(b.Attrs().Axes) > 0 {
-		axis = b.Attrs().Axes[0]
-		if axis < 0 {
-			axis += len(xs)
-		}
-	}
-	n := xs[axis]
-	m := idx.Len()
-	pre, post := numel(xs[:axis]), numel(xs[axis+1:])
-	it := idx.Dtype()
-	iv := b.Reshape(idx, []int{m, 1})
-	iv = b.where(b.bin("less", iv, b.Const(it, 0)), b.addc(iv, complex(float64(n), 0)), iv)
-	iv = b.Call("clip", Attrs{Min: ptr(0.0), Max: ptr(float64(max(n-1, 0)))}, iv)
-	ar := b.arange(it, n)
-	oh := b.Call("cast", Attrs{Dtype: g.Dtype()}, b.bin("equal", iv, ar)) // [m, n]
-	g3 := b.Reshape(g, []int{pre, m, post})
-	t := b.Call("tensordot", Attrs{Axes: []int{0}, Axes2: []int{1}}, oh, g3) // [n, pre, post]
-	t = b.transpose(t, []int{1, 0, 2})
-	res[0] = b.Reshape(t, xs)
-	return res
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // arange is [1, n] of 0..n-1 in dtype dt.
 func (b *GradBuilder) arange(dt tensor.Dtype, n int) *tensor.Tensor {
-	t := b.Zeros(dt, []int{1, n})
-	if t == nil {
-		return nil
+	vs := make([]complex128, n)
+	for i := range vs {
+		vs[i] = complex(float64(i), 0)
 	}
-	buf := make([]byte, n*dt.Size())
-	for i := 0; i < n; i++ {
-		v := uint64(i)
-		for k := 0; k < dt.Size(); k++ {
-			buf[i*dt.Size()+k] = byte(v >> (8 * k))
-		}
-	}
-	if err := t.WriteBytes(buf); err != nil {
-		b.fail(err)
-		return nil
-	}
-	return t
+	return b.constant(dt, []int{1, n}, vs)
 }

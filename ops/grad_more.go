@@ -68,7 +68,8 @@ func sortVJP(b *GradBuilder) []*tensor.Tensor {
 	return []*tensor.Tensor{b.Call("gather", Attrs{Axes: []int{0}}, append([]*tensor.Tensor{g}, idx...)...)}
 }
 
-// gatherVJP: the indexed axes flattened to one of size S, the broadcast
+// gatherVJP (gather, and take, a gather of one index array): the indexed
+// axes flattened to one of size S, the broadcast
 // indices to linear ones (normalized and clamped as gather does), and the
 // cotangent summed into place by a product with their one-hot [nb, S]
 // matrix. Memory and work grow with nb·S.
@@ -79,19 +80,14 @@ func gatherVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil || !b.Wants(0) {
 		return res
 	}
-	at := b.Attrs()
 	xs := x.Shape()
 	k := b.NumIn() - 1
-	axis, err := axisAttr("gather", at.Axes, 0)
-	if err != nil {
-		b.fail(err)
+	axis := b.axisOf(0, len(xs))
+	if b.err != nil {
 		return nil
 	}
-	if axis < 0 {
-		axis += len(xs)
-	}
 	if axis+k > len(xs) {
-		b.fail(core.Invalid("ops.gather: VJP: %d index arrays from axis %d of %v", k, axis, xs))
+		b.fail(core.Invalid("ops.%s: VJP: %d index arrays from axis %d of %v", b.name, k, axis, xs))
 		return nil
 	}
 	it := tensor.Int64
@@ -99,11 +95,11 @@ func gatherVJP(b *GradBuilder) []*tensor.Tensor {
 	stride := 1
 	for i := k - 1; i >= 0; i-- {
 		n := xs[axis+i]
-		iv := b.castTo(b.In(1+i), it)
 		if b.In(1 + i).Dtype().IsComplex() {
-			b.fail(core.Invalid("ops.gather: VJP: index %d is complex", i))
+			b.fail(core.Invalid("ops.%s: VJP: index %d is complex", b.name, i))
 			return nil
 		}
+		iv := b.castTo(b.In(1+i), it)
 		iv = b.where(b.bin("less", iv, b.Const(it, 0)), b.addc(iv, complex(float64(n), 0)), iv)
 		iv = b.Call("clip", Attrs{Min: ptr(0.0), Max: ptr(float64(max(n-1, 0)))}, iv)
 		if stride != 1 {

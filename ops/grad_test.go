@@ -270,6 +270,11 @@ func TestGradRefused(t *testing.T) {
 	}
 	assert.Equal(t, before, m.OpCacheStats().Submits, "a refused VJP queued work")
 
+	// wants of the wrong length.
+	_, err = s.VJP("exp", []*tensor.Tensor{x}, nil, []*tensor.Tensor{x}, ops.Attrs{}, []bool{true, true})
+	assert.ErrorIs(t, err, vkflow.ErrInvalid)
+	assert.Contains(t, err.Error(), "2 wants for 1 inputs")
+
 	// A cotangent of the wrong shape.
 	y, err := tensor.FromSlice(m, []float64{1, 2})
 	require.NoError(t, err)

@@ -367,6 +367,8 @@ class GraphFunctionTest(VkflowTest):
 
     def test_graph_function_refusals(self):
         x = gen("r", 3, 3)
+        with self.assertRaisesRegex(ValueError, "a graph tape records new outputs only"):
+            vt.GraphFunction(lambda a: vo.add(a, a, out=a), x)
         with self.assertRaisesRegex(ValueError, "nextafter.*not differentiable"):
             vt.GraphFunction(lambda a: vo.sum(vo.nextafter(a, a)), x)
 

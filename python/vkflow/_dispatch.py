@@ -178,8 +178,9 @@ def _run_plain(name, mgr, ins):
     """_run for Tensors (not views) of mgr, no attributes, one new output:
     one library call (vkflow_op_call_new), which returns the output's
     handle with its dtype and shape."""
-    if _TAPES and _graph_tape() is not None:
-        return _graph_tape()._route(name, ins, [None], {})[0]
+    tape = _graph_tape() if _TAPES else None
+    if tape is not None:
+        return tape._route(name, ins, [None], {})[0]
     key = _encoded.get(name)
     if key is None:
         key = _encoded[name] = str(name).encode()
@@ -222,8 +223,9 @@ def _submit(name, mgr, ins, foreign, outs, attrs):
     """Queues the op name on mgr over the Tensors ins into outs (a checked
     list from _outs; None: allocated), waiting when foreign; returns the
     list of outputs."""
-    if _TAPES and _graph_tape() is not None:
-        return _graph_tape()._route(name, ins, outs, attrs)
+    tape = _graph_tape() if _TAPES else None
+    if tape is not None:
+        return tape._route(name, ins, outs, attrs)
     in_h = (c_uint64 * builtins.max(len(ins), 1))(*[t._h() for t in ins])
     out_h = (c_uint64 * builtins.max(len(outs), 1))(*[0 if t is None else t._h() for t in outs])
     L = _lib.lib()
