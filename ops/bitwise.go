@@ -79,7 +79,7 @@ func BitwiseRightShift(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 // with the dtype's width first, and masked where it is used.
 func shiftExpr(left bool) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		ct := computeType(dt)
+		ct := ComputeType(dt)
 		ut, mask := "uint", 31
 		if dt.Size() == 8 {
 			ut, mask = "uint64_t", 63

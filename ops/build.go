@@ -11,11 +11,11 @@ import (
 	"github.com/vkflow/vkflow/tensor"
 )
 
-// newOp starts building the Op name over inputs ins: it checks the owner
+// NewOp starts building the Op name over inputs ins: it checks the owner
 // and that every input is open and on the owner's device. Kernels then add
 // outputs, scratch tensors and dispatches, and return op.done() or
 // op.fail(err).
-func newOp(o Owner, name string, ins ...*tensor.Tensor) (*Op, error) {
+func NewOp(o Owner, name string, ins ...*tensor.Tensor) (*Op, error) {
 	d, err := core.From(o)
 	if err != nil {
 		return nil, fmt.Errorf("ops.%s: %w", name, err)
@@ -40,14 +40,14 @@ func checkTensor(d *core.Device, name, what string, t *tensor.Tensor) error {
 	return nil
 }
 
-// errorf returns an ErrInvalid error prefixed with the op's name.
-func (op *Op) errorf(format string, args ...any) error {
+// Errorf returns an ErrInvalid error prefixed with the op's name.
+func (op *Op) Errorf(format string, args ...any) error {
 	return core.Invalid("ops.%s: %s", op.name, fmt.Sprintf(format, args...))
 }
 
-// output adds an output of dtype dt and shape: given, after checking its
+// Output adds an output of dtype dt and shape: given, after checking its
 // dtype and shape, or a new Device tensor when given is nil.
-func (op *Op) output(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
+func (op *Op) Output(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
 	if given == nil {
 		t, err := tensor.New(op.owner, dt, shape)
 		if err != nil {
@@ -62,43 +62,43 @@ func (op *Op) output(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tenso
 		return nil, err
 	}
 	if given.Dtype() != dt {
-		return nil, op.errorf("%s is %v, want %v", what, given.Dtype(), dt)
+		return nil, op.Errorf("%s is %v, want %v", what, given.Dtype(), dt)
 	}
 	if !slices.Equal(given.Shape(), shape) {
-		return nil, op.errorf("%s has shape %v, want %v", what, given.Shape(), shape)
+		return nil, op.Errorf("%s has shape %v, want %v", what, given.Shape(), shape)
 	}
 	if given.ReadOnly() {
-		return nil, op.errorf("%s is read-only", what)
+		return nil, op.Errorf("%s is read-only", what)
 	}
 	op.outs = append(op.outs, given)
 	return given, nil
 }
 
-// noAlias fails when an output shares memory with an input: for ops whose
+// NoAlias fails when an output shares memory with an input: for ops whose
 // invocations read elements other than the one they write.
-func (op *Op) noAlias() error {
+func (op *Op) NoAlias() error {
 	for i, o := range op.outs {
 		for j, in := range op.ins {
 			if o.Allocation() == in.Allocation() {
-				return op.errorf("output %d is input %d: this op cannot work in place", i, j)
+				return op.Errorf("output %d is input %d: this op cannot work in place", i, j)
 			}
 		}
 	}
 	return nil
 }
 
-// outputNoAlias is output for an op that cannot work in place: the output
+// OutputNoAlias is output for an op that cannot work in place: the output
 // is then checked against every input (noAlias).
-func (op *Op) outputNoAlias(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
-	t, err := op.output(given, dt, shape)
+func (op *Op) OutputNoAlias(given *tensor.Tensor, dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
+	t, err := op.Output(given, dt, shape)
 	if err != nil {
 		return nil, err
 	}
-	return t, op.noAlias()
+	return t, op.NoAlias()
 }
 
-// temp adds a scratch tensor the Op owns, in GPU-only memory.
-func (op *Op) temp(dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
+// Temp adds a scratch tensor the Op owns, in GPU-only memory.
+func (op *Op) Temp(dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
 	t, err := tensor.New(op.owner, dt, shape, tensor.In(tensor.Storage))
 	if err != nil {
 		return nil, fmt.Errorf("ops.%s: scratch: %w", op.name, err)
@@ -107,10 +107,10 @@ func (op *Op) temp(dt tensor.Dtype, shape []int) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-// dispatch compiles the GLSL compute shader src (cached by its hash, see
+// Dispatch compiles the GLSL compute shader src (cached by its hash, see
 // package glsl), builds a pipeline bound to ts (bindings 0..len(ts)-1) and
 // adds one dispatch of groups workgroups with push constants push.
-func (op *Op) dispatch(src string, ts []*tensor.Tensor, groups [3]uint32, push ...any) error {
+func (op *Op) Dispatch(src string, ts []*tensor.Tensor, groups [3]uint32, push ...any) error {
 	return op.dispatchSpec(src, ts, groups, nil, push...)
 }
 
@@ -139,8 +139,8 @@ func (op *Op) dispatchSPIRV(code []byte, ts []*tensor.Tensor, groups [3]uint32, 
 	return nil
 }
 
-// fail releases everything the Op made, outputs included, and returns err.
-func (op *Op) fail(err error) (*Op, error) {
+// Fail releases everything the Op made, outputs included, and returns err.
+func (op *Op) Fail(err error) (*Op, error) {
 	errs := []error{err}
 	for _, t := range op.made {
 		errs = append(errs, t.Close())
@@ -149,10 +149,53 @@ func (op *Op) fail(err error) (*Op, error) {
 	return nil, errors.Join(errs...)
 }
 
-// done finishes building. A building error e closes what was made.
-func (op *Op) done(e error) (*Op, error) {
+// Done finishes building. A building error e closes what was made.
+func (op *Op) Done(e error) (*Op, error) {
 	if e != nil {
-		return op.fail(e)
+		return op.Fail(e)
 	}
 	return op, nil
 }
+
+// Repeated is a kernel dispatched many times with different push
+// constants: one pipeline, many steps.
+type Repeated struct {
+	Src    string
+	Ts     []*tensor.Tensor
+	Groups [3]uint32
+	alg    *algorithm.Algorithm
+}
+
+// Again adds a dispatch of k with push constants push.
+func (op *Op) Again(k *Repeated, push ...any) error {
+	if k.alg == nil {
+		if err := op.Dispatch(k.Src, k.Ts, k.Groups, push...); err != nil {
+			return err
+		}
+		k.alg = op.steps[len(op.steps)-1].alg
+		return nil
+	}
+	op.steps = append(op.steps, step{alg: k.alg, push: push})
+	return nil
+}
+
+// ScratchOnly runs f, which adds dispatches, and then drops the outputs f
+// registered (a matmul's or a diagonal's output bookkeeping undone: what
+// they wrote is scratch, not an output of op).
+func (op *Op) ScratchOnly(f func() error) error {
+	outs := op.outs
+	err := f()
+	op.outs = outs
+	return err
+}
+
+// Adopt makes t (a table made on the host, say) scratch of op: closed
+// with it.
+func (op *Op) Adopt(t *tensor.Tensor) { op.scratch = append(op.scratch, t) }
+
+// Device returns the device the op was prepared on, for op packages that
+// size their kernels by its features and limits.
+func (op *Op) Device() *core.Device { return op.dev }
+
+// Owner returns the owner the op was prepared with.
+func (op *Op) Owner() Owner { return op.owner }

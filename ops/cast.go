@@ -7,14 +7,14 @@ import (
 )
 
 func init() {
-	builtin("cast", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("cast", in, 1); err != nil {
+	Builtin("cast", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("cast", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("cast", out, 1); err != nil {
+		if err := TooMany("cast", out, 1); err != nil {
 			return nil, err
 		}
-		return Cast(o, in[0], at.Dtype, outAt(out, 0))
+		return Cast(o, in[0], at.Dtype, OutAt(out, 0))
 	})
 }
 
@@ -44,15 +44,15 @@ func init() {
 //
 // Casting to x's own dtype copies. Registered as "cast" (Attrs.Dtype).
 func Cast(o Owner, x *tensor.Tensor, dt tensor.Dtype, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "cast", x)
+	op, err := NewOp(o, "cast", x)
 	if err != nil {
 		return nil, err
 	}
 	if !dt.Valid() {
-		return op.fail(op.errorf("target dtype %v is not a dtype", dt))
+		return op.Fail(op.Errorf("target dtype %v is not a dtype", dt))
 	}
 	if err := castRefused(op, x.Dtype(), dt); err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	k := ewKernel{ins: []*tensor.Tensor{x}, outDt: dt, shape: x.Shape(), expr: castExpr(x.Dtype(), dt)}
 	return op.elementwise(k, out)
@@ -61,10 +61,10 @@ func Cast(o Owner, x *tensor.Tensor, dt tensor.Dtype, out *tensor.Tensor) (*Op, 
 // castExpr returns the GLSL expression converting a0, of src's compute
 // type, to dst (its compute type, or float16_t).
 func castExpr(src, dst tensor.Dtype) string {
-	cin, cout := computeType(src), computeType(dst)
+	cin, cout := ComputeType(src), ComputeType(dst)
 	switch {
 	case dst.IsComplex() && !src.IsComplex():
-		return fmt.Sprintf("%s(%s(a0), 0)", cout, computeType(dst.Real()))
+		return fmt.Sprintf("%s(%s(a0), 0)", cout, ComputeType(dst.Real()))
 	case dst == tensor.Bool:
 		return fmt.Sprintf("!(a0 == %s(0)) ? 1u : 0u", cin)
 	case cin == cout:

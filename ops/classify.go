@@ -81,7 +81,7 @@ func Round(o Owner, x, out *tensor.Tensor) (*Op, error) {
 // floats, ints (true or false) on integers.
 func classExpr(cond string, ints bool) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		if isFloat(dt) {
+		if IsFloat(dt) {
 			return "(" + cond + ") ? 1u : 0u", "", nil
 		}
 		if dt.IsComplex() {
@@ -111,20 +111,20 @@ func signBitOf(dt tensor.Dtype, v string) string {
 
 func signbitExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	switch {
-	case isFloat(dt):
+	case IsFloat(dt):
 		return signBitOf(dt, "a0"), "", nil
 	case isSigned(dt):
-		return fmt.Sprintf("a0 < %s(0) ? 1u : 0u", computeType(dt)), "", nil
+		return fmt.Sprintf("a0 < %s(0) ? 1u : 0u", ComputeType(dt)), "", nil
 	}
 	return "0u", "", nil
 }
 
 func signExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
-	ct := computeType(dt)
+	ct := ComputeType(dt)
 	switch {
 	case dt.IsComplex():
-		return cfn("csign", dt, "a0"), complexGLSL(dt), nil
-	case isFloat(dt):
+		return Cfn("csign", dt, "a0"), ComplexGLSL(dt), nil
+	case IsFloat(dt):
 		// A difference of 0s and 1s: +0 for both zeros (a chain of
 		// selects between constants may become a copysign).
 		return fmt.Sprintf("isnan(a0) ? a0 : (%[1]s(a0 > %[1]s(0)) - %[1]s(a0 < %[1]s(0)))", ct), "", nil
@@ -138,7 +138,7 @@ func signExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 // GLSL function fn on floats, the identity on integers.
 func roundingExpr(fn string) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		if isFloat(dt) {
+		if IsFloat(dt) {
 			return fn + "(a0)", "", nil
 		}
 		return "a0", "", nil

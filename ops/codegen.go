@@ -25,11 +25,11 @@ import (
 //     goes 2-D past maxComputeWorkGroupCount[0] (grid); GLSL gets the flat
 //     index from indexGLSL's gid().
 
-// localSize is the workgroup size of the element-wise kernels.
-const localSize = 256
+// LocalSize is the workgroup size of the element-wise kernels.
+const LocalSize = 256
 
-// glslType returns the GLSL type a buffer of dt holds.
-func glslType(dt tensor.Dtype) string {
+// GLSLType returns the GLSL type a buffer of dt holds.
+func GLSLType(dt tensor.Dtype) string {
 	switch dt {
 	case tensor.Float16:
 		return "float16_t"
@@ -61,8 +61,8 @@ func glslType(dt tensor.Dtype) string {
 	return "invalid"
 }
 
-// computeType returns the GLSL type arithmetic on dt uses.
-func computeType(dt tensor.Dtype) string {
+// ComputeType returns the GLSL type arithmetic on dt uses.
+func ComputeType(dt tensor.Dtype) string {
 	switch dt {
 	case tensor.Float16, tensor.Float32:
 		return "float"
@@ -84,8 +84,8 @@ func computeType(dt tensor.Dtype) string {
 	return "invalid"
 }
 
-// isFloat reports whether dt is a floating-point dtype.
-func isFloat(dt tensor.Dtype) bool {
+// IsFloat reports whether dt is a floating-point dtype.
+func IsFloat(dt tensor.Dtype) bool {
 	return dt == tensor.Float16 || dt == tensor.Float32 || dt == tensor.Float64
 }
 
@@ -99,9 +99,9 @@ func isUnsigned(dt tensor.Dtype) bool {
 	return dt == tensor.Uint8 || dt == tensor.Uint16 || dt == tensor.Uint32 || dt == tensor.Uint64
 }
 
-// header returns the first lines of a kernel over dtypes: #version 450
+// Header returns the first lines of a kernel over dtypes: #version 450
 // and the extensions for their storage and arithmetic types.
-func header(dtypes ...tensor.Dtype) string {
+func Header(dtypes ...tensor.Dtype) string {
 	var b strings.Builder
 	b.WriteString("#version 450\n")
 	seen := map[string]bool{}
@@ -128,11 +128,11 @@ func header(dtypes ...tensor.Dtype) string {
 	return b.String()
 }
 
-// requireDtypes fails with ErrUnsupported, naming the dtype and the
+// RequireDtypes fails with ErrUnsupported, naming the dtype and the
 // feature, when the device was opened without what dtypes need in
 // kernels. Storage features are checked when tensors are made; arithmetic
 // needs these too.
-func (op *Op) requireDtypes(dtypes ...tensor.Dtype) error {
+func (op *Op) RequireDtypes(dtypes ...tensor.Dtype) error {
 	f := op.dev.Features
 	for _, dt := range dtypes {
 		var name string
@@ -156,22 +156,22 @@ func (op *Op) requireDtypes(dtypes ...tensor.Dtype) error {
 	return nil
 }
 
-// unsupported returns the error for a dtype an op does not take.
-func (op *Op) unsupported(dt tensor.Dtype, want string) error {
+// Unsupported returns the error for a dtype an op does not take.
+func (op *Op) Unsupported(dt tensor.Dtype, want string) error {
 	return core.Invalid("ops.%s: dtype %v is not supported (supported: %s)", op.name, dt, want)
 }
 
-// indexGLSL defines gid(): the flat index of this invocation over a grid
+// IndexGLSL defines gid(): the flat index of this invocation over a grid
 // made by grid().
-const indexGLSL = `uint gid() {
+const IndexGLSL = `uint gid() {
 	return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x);
 }
 `
 
-// grid returns the workgroups that cover n invocations in groups of
+// Grid returns the workgroups that cover n invocations in groups of
 // local: one row of up to maxComputeWorkGroupCount[0] groups, then more
 // rows. Invocations past n must return early (gid() >= n).
-func (op *Op) grid(n uint64, local uint32) ([3]uint32, error) {
+func (op *Op) Grid(n uint64, local uint32) ([3]uint32, error) {
 	groups := (n + uint64(local) - 1) / uint64(local)
 	if groups == 0 {
 		return [3]uint32{0, 0, 0}, nil
@@ -180,7 +180,7 @@ func (op *Op) grid(n uint64, local uint32) ([3]uint32, error) {
 	x := min(groups, uint64(lim[0]))
 	y := (groups + x - 1) / x
 	if y > uint64(lim[1]) || x*uint64(local)*y > 1<<32 {
-		return [3]uint32{}, op.errorf("%d invocations exceed the device's dispatch limits", n)
+		return [3]uint32{}, op.Errorf("%d invocations exceed the device's dispatch limits", n)
 	}
 	return [3]uint32{uint32(x), uint32(y), 1}, nil
 }

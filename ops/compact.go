@@ -18,13 +18,13 @@ import (
 
 func init() {
 	dynamic("nonzero", func(s *Stream, in, out []*tensor.Tensor, at Attrs) ([]*tensor.Tensor, error) {
-		if err := inputs("nonzero", in, 1); err != nil {
+		if err := Inputs("nonzero", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("nonzero", out, 1); err != nil {
+		if err := TooMany("nonzero", out, 1); err != nil {
 			return nil, err
 		}
-		y, err := s.compact("nonzero", in[0], outAt(out, 0), false)
+		y, err := s.compact("nonzero", in[0], OutAt(out, 0), false)
 		if err != nil {
 			return nil, err
 		}
@@ -68,10 +68,10 @@ func (s *Stream) compact(name string, x, out *tensor.Tensor, flat bool) (*tensor
 	if !flat && len(shape) == 0 {
 		return nil, errorf(name, "x is 0-d: give it at least one dimension (the standard leaves 0-d undefined)")
 	}
-	if len(shape) > maxRank {
-		return nil, errorf(name, "x has %d dimensions, more than %d", len(shape), maxRank)
+	if len(shape) > MaxRank {
+		return nil, errorf(name, "x has %d dimensions, more than %d", len(shape), MaxRank)
 	}
-	if glslType(x.Dtype()) == "invalid" {
+	if GLSLType(x.Dtype()) == "invalid" {
 		return nil, errorf(name, "dtype %v is not supported", x.Dtype())
 	}
 	n := x.Len()
@@ -112,7 +112,7 @@ func (s *Stream) compact(name string, x, out *tensor.Tensor, flat bool) (*tensor
 
 // errorf is an ErrInvalid error of op name.
 func errorf(name, format string, args ...any) error {
-	return (&Op{name: name}).errorf(format, args...)
+	return (&Op{name: name}).Errorf(format, args...)
 }
 
 // compactScanBuilder prepares step 1: outputs the inclusive scan of the
@@ -120,36 +120,36 @@ func errorf(name, format string, args ...any) error {
 func compactScanBuilder(name string) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
 		x := in[0]
-		op, err := newOp(o, name, x)
+		op, err := NewOp(o, name, x)
 		if err != nil {
 			return nil, err
 		}
-		if err := op.requireDtypes(x.Dtype(), tensor.Uint32); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(x.Dtype(), tensor.Uint32); err != nil {
+			return op.Fail(err)
 		}
 		n := x.Len()
-		s, err := op.output(nil, tensor.Uint32, []int{n})
+		s, err := op.Output(nil, tensor.Uint32, []int{n})
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		cnt, err := op.output(nil, tensor.Uint32, []int{1})
+		cnt, err := op.Output(nil, tensor.Uint32, []int{1})
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		if n == 0 {
 			return op, nil
 		}
 		levels, err := op.scanLevels(scanSpec{kind: scanSum, in: x.Dtype(), acc: tensor.Uint32, flags: true}, x, s, 1, n, 1)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		if err := op.scanAddBack(scanSum, tensor.Uint32, levels, 0, cnt); err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		if len(levels) == 1 { // no add-back pass wrote the count
-			return op.done(op.dispatch(countSource, []*tensor.Tensor{s, cnt}, [3]uint32{1, 1, 1}, uint32(n)))
+			return op.Done(op.Dispatch(countSource, []*tensor.Tensor{s, cnt}, [3]uint32{1, 1, 1}, uint32(n)))
 		}
-		return op.done(nil)
+		return op.Done(nil)
 	}
 }
 
@@ -168,16 +168,16 @@ void main() { cnt[0] = s[n - 1]; }
 func compactScatterBuilder(name string, coords []int) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		x, s := in[0], in[1]
-		op, err := newOp(o, name, x, s)
+		op, err := NewOp(o, name, x, s)
 		if err != nil {
 			return nil, err
 		}
-		y, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, at.Shape)
+		y, err := op.OutputNoAlias(OutAt(out, 0), tensor.Int64, at.Shape)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		if err := op.requireDtypes(x.Dtype(), tensor.Int64); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(x.Dtype(), tensor.Int64); err != nil {
+			return op.Fail(err)
 		}
 		count := at.Shape[len(at.Shape)-1]
 		if count == 0 {
@@ -185,11 +185,11 @@ func compactScatterBuilder(name string, coords []int) Builder {
 		}
 		n := x.Len()
 		push := padPush[uint32]([]any{uint32(n), uint32(count), uint32(len(coords))}, coords)
-		groups, err := op.grid(uint64(n), localSize)
+		groups, err := op.Grid(uint64(n), LocalSize)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		return op.done(op.dispatch(compactScatterSource(x.Dtype()), []*tensor.Tensor{x, s, y}, groups, push...))
+		return op.Done(op.Dispatch(compactScatterSource(x.Dtype()), []*tensor.Tensor{x, s, y}, groups, push...))
 	}
 }
 
@@ -197,8 +197,8 @@ func compactScatterBuilder(name string, coords []int) Builder {
 // column s[e] - 1 of y ([ndim, count]).
 func compactScatterSource(dt tensor.Dtype) string {
 	var b strings.Builder
-	b.WriteString(header(dt, tensor.Int64))
-	t := glslType(dt)
+	b.WriteString(Header(dt, tensor.Int64))
+	t := GLSLType(dt)
 	fmt.Fprintf(&b, `layout(local_size_x = %d) in;
 layout(binding = 0) readonly buffer B0 { %s x[]; };
 layout(binding = 1) readonly buffer B1 { uint s[]; };
@@ -216,6 +216,6 @@ void main() {
 		r /= size;
 	}
 }
-`, localSize, t, maxRank, indexGLSL, t)
+`, LocalSize, t, MaxRank, IndexGLSL, t)
 	return b.String()
 }

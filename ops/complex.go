@@ -78,11 +78,11 @@ func ewExpr(op *Op, name string, def ewDef, dt tensor.Dtype) (string, string, er
 			}
 			return fn + "(" + args + ")", complexMathGLSL(dt), nil
 		}
-		return "", "", op.errorf("dtype %v is not supported yet: the complex %s is not in the complex math library (supported: %s)",
+		return "", "", op.Errorf("dtype %v is not supported yet: the complex %s is not in the complex math library (supported: %s)",
 			dt, name, def.class)
 	}
 	if !def.class.has(dt) {
-		return "", "", op.unsupported(dt, def.class.String())
+		return "", "", op.Unsupported(dt, def.class.String())
 	}
 	return def.expr(op, dt)
 }
@@ -105,7 +105,7 @@ func ewOutDtype(name string, def ewDef, dt tensor.Dtype) tensor.Dtype {
 // castRefused returns the error for a cast from complex to a real dtype.
 func castRefused(op *Op, src, dst tensor.Dtype) error {
 	if src.IsComplex() && !dst.IsComplex() && dst != tensor.Bool {
-		return op.errorf("a cast from %v to %v is not defined (the array API leaves it undefined, and NumPy drops the imaginary part with a warning): take real or abs first", src, dst)
+		return op.Errorf("a cast from %v to %v is not defined (the array API leaves it undefined, and NumPy drops the imaginary part with a warning): take real or abs first", src, dst)
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func castRefused(op *Op, src, dst tensor.Dtype) error {
 // hold both; with an integer or bool, none.
 func complexResult(a, b tensor.Dtype) (tensor.Dtype, bool) {
 	for _, d := range []tensor.Dtype{a, b} {
-		if !d.IsComplex() && !isFloat(d) {
+		if !d.IsComplex() && !IsFloat(d) {
 			return 0, false
 		}
 	}
@@ -187,21 +187,21 @@ $C csign$S($C z) {
 }
 `
 
-// complexGLSL returns the complex helpers for dt (complex64 or
+// ComplexGLSL returns the complex helpers for dt (complex64 or
 // complex128).
-func complexGLSL(dt tensor.Dtype) string {
+func ComplexGLSL(dt tensor.Dtype) string {
 	c, t, s, sign := "vec2", "float", "F", "(floatBitsToUint(v) >> 31) != 0u"
 	if dt == tensor.Complex128 {
 		c, t, s, sign = "dvec2", "double", "D", "(unpackDouble2x32(v).y >> 31) != 0u"
 	}
 	src := strings.NewReplacer("$C", c, "$T", t, "$S", s).Replace(complexGLSLSrc)
 	signFn := fmt.Sprintf("bool CSIGN%[1]s(%[2]s v) { return %[3]s; }\n", s, t, sign)
-	return guard("COMPLEX_"+s, signFn+src)
+	return Guard("COMPLEX_"+s, signFn+src)
 }
 
-// cfn returns the call of complex helper fn (cmul, cdiv, cabs, csign)
+// Cfn returns the call of complex helper fn (cmul, cdiv, cabs, csign)
 // for complex dt over args.
-func cfn(fn string, dt tensor.Dtype, args string) string {
+func Cfn(fn string, dt tensor.Dtype, args string) string {
 	s := "F"
 	if dt == tensor.Complex128 {
 		s = "D"
@@ -211,21 +211,21 @@ func cfn(fn string, dt tensor.Dtype, args string) string {
 
 func mulExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if dt.IsComplex() {
-		return cfn("cmul", dt, "a0, a1"), complexGLSL(dt), nil
+		return Cfn("cmul", dt, "a0, a1"), ComplexGLSL(dt), nil
 	}
 	return "a0 * a1", "", nil
 }
 
 func divExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if dt.IsComplex() {
-		return cfn("cdiv", dt, "a0, a1"), complexGLSL(dt), nil
+		return Cfn("cdiv", dt, "a0, a1"), ComplexGLSL(dt), nil
 	}
 	return "a0 / a1", "", nil
 }
 
 func squareExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if dt.IsComplex() {
-		return cfn("cmul", dt, "a0, a0"), complexGLSL(dt), nil
+		return Cfn("cmul", dt, "a0, a0"), ComplexGLSL(dt), nil
 	}
 	return "a0 * a0", "", nil
 }
@@ -241,12 +241,12 @@ func imagExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if dt.IsComplex() {
 		return "a0.y", "", nil
 	}
-	return computeType(dt) + "(0)", "", nil
+	return ComputeType(dt) + "(0)", "", nil
 }
 
 func conjExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if dt.IsComplex() {
-		return computeType(dt) + "(a0.x, -a0.y)", "", nil
+		return ComputeType(dt) + "(a0.x, -a0.y)", "", nil
 	}
 	return "a0", "", nil
 }

@@ -66,8 +66,8 @@ func complexMathGLSL(dt tensor.Dtype) string {
 }
 
 var (
-	complexMathF32 = mathExtF32 + trigF32 + guard("CMATH_F32", instantiateComplex(false))
-	complexMathF64 = mathExtF64 + trigF64 + guard("CMATH_F64", instantiateComplex(true))
+	complexMathF32 = mathExtF32 + trigF32 + Guard("CMATH_F32", instantiateComplex(false))
+	complexMathF64 = mathExtF64 + trigF64 + Guard("CMATH_F64", instantiateComplex(true))
 )
 
 // complexConsts are the templates' constants: float, double.

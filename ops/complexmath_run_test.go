@@ -28,7 +28,7 @@ func cmKernel(dt tensor.Dtype, fn string) string {
 		v = "dvec2"
 	}
 	var b strings.Builder
-	b.WriteString(header(dt))
+	b.WriteString(Header(dt))
 	b.WriteString(complexMathGLSL(dt))
 	fmt.Fprintf(&b, `layout(local_size_x = 64) in;
 layout(binding = 0) readonly buffer A { %[1]s a[]; };
@@ -96,17 +96,17 @@ func (r *cmRunner) run(dt tensor.Dtype, fn string, zs, ws []complex128) []comple
 	if fn == "pow" {
 		ins = append(ins, upload(ws))
 	}
-	op, err := newOp(r.m, "complexmath_test", ins...)
+	op, err := NewOp(r.m, "complexmath_test", ins...)
 	require.NoError(t, err)
 	comp := tensor.Float64
 	if dt == tensor.Complex64 {
 		comp = tensor.Float32
 	}
-	out, err := op.output(nil, comp, []int{2 * n})
+	out, err := op.Output(nil, comp, []int{2 * n})
 	require.NoError(t, err)
-	groups, err := op.grid(uint64(n), 64)
+	groups, err := op.Grid(uint64(n), 64)
 	require.NoError(t, err)
-	op, err = op.done(op.dispatch(cmKernel(dt, fn), append(ins, out), groups, uint32(n)))
+	op, err = op.Done(op.Dispatch(cmKernel(dt, fn), append(ins, out), groups, uint32(n)))
 	require.NoError(t, err)
 	defer func() { _ = op.Close() }()
 	require.NoError(t, op.Run(context.Background()))
@@ -138,15 +138,15 @@ func TestComplexMathCompiles(t *testing.T) {
 		require.InDelta(t, -1, real(got[0]), 1e-6)
 		t.Logf("%v exp: %v", dt, time.Since(start))
 	}
-	both := header(tensor.Complex64) + complexMathGLSL(tensor.Complex64) + complexMathGLSL(tensor.Complex128) +
+	both := Header(tensor.Complex64) + complexMathGLSL(tensor.Complex64) + complexMathGLSL(tensor.Complex128) +
 		complexMathGLSL(tensor.Complex64) + "layout(local_size_x = 1) in;\nlayout(binding = 0) buffer A { dvec2 d[]; vec2 f[]; };\n" +
 		"void main() { d[0] = cexp(d[0]) + dvec2(clog(f[0])); }\n"
-	op, err := newOp(r.m, "complexmath_test")
+	op, err := NewOp(r.m, "complexmath_test")
 	require.NoError(t, err)
 	x, err := tensor.New(r.m, tensor.Float64, []int{4})
 	require.NoError(t, err)
 	defer func() { _ = x.Close() }()
-	require.NoError(t, op.dispatch(both, []*tensor.Tensor{x}, [3]uint32{1, 1, 1}))
+	require.NoError(t, op.Dispatch(both, []*tensor.Tensor{x}, [3]uint32{1, 1, 1}))
 	require.Equal(t, "", complexMathGLSL(tensor.Float32))
 	for name, fn := range complexMathFns {
 		require.Contains(t, cmOrder, name)

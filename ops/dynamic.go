@@ -26,7 +26,7 @@ var dynamicOps = map[string]dynamicFunc{}
 // dynamic registers the dynamic op name; init functions call it.
 func dynamic(name string, f dynamicFunc) {
 	dynamicOps[name] = f
-	builtin(name, func(Owner, []*tensor.Tensor, []*tensor.Tensor, Attrs) (*Op, error) {
+	Builtin(name, func(Owner, []*tensor.Tensor, []*tensor.Tensor, Attrs) (*Op, error) {
 		return nil, core.Invalid("ops.%s: its output's shape depends on its input's values, so it "+
 			"cannot be prepared: call it (ops.Call, Stream.Call)", name)
 	})
@@ -53,7 +53,7 @@ func callDynamic(ctx context.Context, o Owner, name string, f dynamicFunc, in, o
 	}
 	if err != nil {
 		for i, t := range outs {
-			if outAt(out, i) == nil {
+			if OutAt(out, i) == nil {
 				_ = t.Close()
 			}
 		}

@@ -28,24 +28,24 @@ func init() {
 		"equal": Equal, "not_equal": NotEqual, "less": Less, "less_equal": LessEqual,
 		"greater": Greater, "greater_equal": GreaterEqual,
 	} {
-		builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-			if err := inputs(name, in, 2); err != nil {
+		Builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+			if err := Inputs(name, in, 2); err != nil {
 				return nil, err
 			}
-			if err := tooMany(name, out, 1); err != nil {
+			if err := TooMany(name, out, 1); err != nil {
 				return nil, err
 			}
-			return f(o, in[0], in[1], outAt(out, 0))
+			return f(o, in[0], in[1], OutAt(out, 0))
 		})
 	}
-	builtin("where", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("where", in, 3); err != nil {
+	Builtin("where", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("where", in, 3); err != nil {
 			return nil, err
 		}
-		if err := tooMany("where", out, 1); err != nil {
+		if err := TooMany("where", out, 1); err != nil {
 			return nil, err
 		}
-		return Where(o, in[0], in[1], in[2], outAt(out, 0))
+		return Where(o, in[0], in[1], in[2], OutAt(out, 0))
 	})
 }
 
@@ -188,11 +188,11 @@ func (c dtypeClass) has(dt tensor.Dtype) bool {
 	case numericC:
 		return dt != tensor.Bool
 	case floatsC:
-		return isFloat(dt) || dt.IsComplex()
+		return IsFloat(dt) || dt.IsComplex()
 	case ordered:
 		return !dt.IsComplex()
 	case floats:
-		return isFloat(dt)
+		return IsFloat(dt)
 	case integers:
 		return isSigned(dt) || isUnsigned(dt)
 	case integersBool:
@@ -206,21 +206,21 @@ func (c dtypeClass) has(dt tensor.Dtype) bool {
 // binary builds the binary element-wise op name (ewDefs) over a and b.
 func binary(o Owner, name string, a, b, out *tensor.Tensor) (*Op, error) {
 	def := ewDefs[name]
-	op, err := newOp(o, name, a, b)
+	op, err := NewOp(o, name, a, b)
 	if err != nil {
 		return nil, err
 	}
 	dt, err := op.promoted("inputs", a.Dtype(), b.Dtype())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	e, helpers, err := ewExpr(op, name, def, dt)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	shape, err := broadcastShapes(name, a.Shape(), b.Shape())
+	shape, err := BroadcastShapes(name, a.Shape(), b.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	outDt := ewOutDtype(name, def, dt)
 	return op.elementwise(ewKernel{ins: []*tensor.Tensor{a, b}, outDt: outDt, as: []tensor.Dtype{dt, dt},
@@ -271,7 +271,7 @@ func Maximum(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 
 func minMax(f string) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		if isFloat(dt) {
+		if IsFloat(dt) {
 			// GLSL's min and max may return either operand for a NaN.
 			return fmt.Sprintf("(isnan(a0) || isnan(a1)) ? (a0 + a1) : %s(a0, a1)", f), "", nil
 		}
@@ -303,14 +303,14 @@ func Pow(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 // powExpr is Pow's expression for dt.
 func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
 	if dt == tensor.Float64 {
-		return "powD(a0, a1)", powF64, nil
+		return "powD(a0, a1)", PowF64, nil
 	}
-	ct := computeType(dt)
-	if isFloat(dt) {
+	ct := ComputeType(dt)
+	if IsFloat(dt) {
 		if op.dev.Features.ShaderFloat64 {
-			return "powC(a0, a1)", powF32, nil
+			return "powC(a0, a1)", PowF32, nil
 		}
-		return "powC(a0, a1)", powF32Lite, nil
+		return "powC(a0, a1)", PowF32Lite, nil
 	}
 	neg := ""
 	if isSigned(dt) {
@@ -321,7 +321,7 @@ func powExpr(op *Op, dt tensor.Dtype) (string, string, error) {
 	}
 `, ct)
 	}
-	return "ipow(a0, a1)", guard("IPOW_"+ct, fmt.Sprintf(`%[1]s ipow(%[1]s b, %[1]s e) {
+	return "ipow(a0, a1)", Guard("IPOW_"+ct, fmt.Sprintf(`%[1]s ipow(%[1]s b, %[1]s e) {
 %[2]s	%[1]s r = %[1]s(1);
 	for (int k = 0; k < 64 && e != %[1]s(0); k++) {
 	if ((e & %[1]s(1)) != %[1]s(0)) r *= b;
@@ -381,20 +381,20 @@ func compareExpr(cond string, not bool) exprFunc {
 // together. cond must be bool; a and b have any dtype, promoted as for
 // the binary ops (ResultType), which is the output's.
 func Where(o Owner, cond, a, b, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "where", cond, a, b)
+	op, err := NewOp(o, "where", cond, a, b)
 	if err != nil {
 		return nil, err
 	}
 	if cond.Dtype() != tensor.Bool {
-		return op.fail(op.errorf("cond is %v, want bool (compute it with a comparison, or Cast it to bool)", cond.Dtype()))
+		return op.Fail(op.Errorf("cond is %v, want bool (compute it with a comparison, or Cast it to bool)", cond.Dtype()))
 	}
 	dt, err := op.promoted("a and b", a.Dtype(), b.Dtype())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	shape, err := broadcastShapes("where", cond.Shape(), a.Shape(), b.Shape())
+	shape, err := BroadcastShapes("where", cond.Shape(), a.Shape(), b.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	return op.elementwise(ewKernel{ins: []*tensor.Tensor{cond, a, b}, outDt: dt, as: []tensor.Dtype{tensor.Bool, dt, dt},
 		shape: shape, expr: "a0 != 0u ? a1 : a2"}, out)

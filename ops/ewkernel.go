@@ -68,10 +68,10 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	for _, t := range k.ins {
 		dts = append(dts, t.Dtype())
 	}
-	if err := op.requireDtypes(dts...); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(dts...); err != nil {
+		return op.Fail(err)
 	}
-	n := numel(k.shape)
+	n := Numel(k.shape)
 	flat := true
 	for _, t := range k.ins {
 		if t.Len() != n && t.Len() != 1 {
@@ -83,16 +83,16 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	if !flat {
 		strides := make([][]int, len(k.ins))
 		for j, t := range k.ins {
-			strides[j] = stridesFor(t.Shape(), k.shape)
+			strides[j] = StridesFor(t.Shape(), k.shape)
 		}
-		shape, st = merge(k.shape, strides...)
-		if len(shape) > maxRank {
-			return op.fail(op.errorf("shapes %v need %d dimensions after merging, more than the %d supported", inShapes(k.ins), len(shape), maxRank))
+		shape, st = Merge(k.shape, strides...)
+		if len(shape) > MaxRank {
+			return op.Fail(op.Errorf("shapes %v need %d dimensions after merging, more than the %d supported", inShapes(k.ins), len(shape), MaxRank))
 		}
 	}
-	y, err := op.output(out, k.outDt, k.shape)
+	y, err := op.Output(out, k.outDt, k.shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if n == 0 {
 		return op, nil
@@ -109,11 +109,11 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 			items = 4
 			push[len(push)-1] = uint32(n / 4)
 		}
-		groups, err := op.grid(uint64(n/items), localSize)
+		groups, err := op.Grid(uint64(n/items), LocalSize)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		return op.done(op.dispatchSpec(k.flatSource(n, vec4), ts, groups, nil, push...))
+		return op.Done(op.dispatchSpec(k.flatSource(n, vec4), ts, groups, nil, push...))
 	}
 	// vec4 along the innermost dimension: 32-bit dtypes, a multiple of 4
 	// long, each input contiguous (stride 1) or constant (stride 0) along
@@ -145,14 +145,14 @@ func (op *Op) elementwise(k ewKernel, out *tensor.Tensor) (*Op, error) {
 	}
 	for j := range st {
 		for d := range shape {
-			spec = append(spec, algorithm.Spec(uint32(specStride+j*maxRank+d), uint32(st[j][d])))
+			spec = append(spec, algorithm.Spec(uint32(specStride+j*MaxRank+d), uint32(st[j][d])))
 		}
 	}
-	groups, err := op.grid(uint64(n/items), localSize)
+	groups, err := op.Grid(uint64(n/items), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.dispatchSpec(k.stridedSource(len(shape), vec4, vec), ts, groups, spec, push...))
+	return op.Done(op.dispatchSpec(k.stridedSource(len(shape), vec4, vec), ts, groups, spec, push...))
 }
 
 // converts reports whether an input computes in a dtype other than its
@@ -207,13 +207,13 @@ func (k *ewKernel) prologue(b *strings.Builder, vec []bool) {
 	for _, t := range k.ins {
 		dts = append(dts, t.Dtype())
 	}
-	b.WriteString(header(dts...))
-	fmt.Fprintf(b, "layout(local_size_x = %d) in;\n", localSize)
+	b.WriteString(Header(dts...))
+	fmt.Fprintf(b, "layout(local_size_x = %d) in;\n", LocalSize)
 	typ := func(i int, dt tensor.Dtype) string {
 		if vec != nil && vec[i] {
 			return vec4Type(dt)
 		}
-		return glslType(dt)
+		return GLSLType(dt)
 	}
 	for j, t := range k.ins {
 		fmt.Fprintf(b, "layout(binding = %d) readonly buffer X%d { %s x%d[]; };\n", j, j, typ(j, t.Dtype()), j)
@@ -221,7 +221,7 @@ func (k *ewKernel) prologue(b *strings.Builder, vec []bool) {
 	fmt.Fprintf(b, "layout(binding = %d) writeonly buffer Y { %s y[]; };\n", len(k.ins), typ(len(k.ins), k.outDt))
 	fmt.Fprintf(b, "layout(push_constant) uniform P {%s uint n; };\n", k.pushDecl)
 	b.WriteString(k.helpers)
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 }
 
 // flatSource is the flat (or vec4) kernel over n elements.
@@ -250,11 +250,11 @@ func (k *ewKernel) tail(b *strings.Builder, idx []string, vec []bool, vec4 bool)
 	if !vec4 {
 		for j, t := range k.ins {
 			src, dst := t.Dtype(), k.inDtype(j)
-			load := fmt.Sprintf("%s(x%d[%s])", computeType(src), j, idx[j])
-			fmt.Fprintf(b, "\t%s a%d = %s;\n", computeType(dst), j, loadAs(src, dst, load))
+			load := fmt.Sprintf("%s(x%d[%s])", ComputeType(src), j, idx[j])
+			fmt.Fprintf(b, "\t%s a%d = %s;\n", ComputeType(dst), j, loadAs(src, dst, load))
 		}
 		b.WriteString(k.body)
-		fmt.Fprintf(b, "\ty[i] = %s(%s);\n}\n", glslType(k.outDt), k.expr)
+		fmt.Fprintf(b, "\ty[i] = %s(%s);\n}\n", GLSLType(k.outDt), k.expr)
 		return
 	}
 	for j, t := range k.ins {
@@ -266,7 +266,7 @@ func (k *ewKernel) tail(b *strings.Builder, idx []string, vec []bool, vec4 bool)
 	}
 	fmt.Fprintf(b, "\t%s r;\n\tfor (int c = 0; c < 4; c++) {\n", vec4Type(k.outDt))
 	for j, t := range k.ins {
-		fmt.Fprintf(b, "\t\t%s a%d = v%d[c];\n", computeType(t.Dtype()), j, j)
+		fmt.Fprintf(b, "\t\t%s a%d = v%d[c];\n", ComputeType(t.Dtype()), j, j)
 	}
 	b.WriteString(k.body)
 	fmt.Fprintf(b, "\t\tr[c] = %s;\n\t}\n\ty[i] = r;\n}\n", k.expr)
@@ -284,7 +284,7 @@ func (k *ewKernel) stridedSource(rank int, vec4 bool, vec []bool) string {
 	}
 	for j := range k.ins {
 		for d := 0; d < rank; d++ {
-			fmt.Fprintf(&b, "layout(constant_id = %d) const uint T%d_%d = 0u;\n", specStride+j*maxRank+d, j, d)
+			fmt.Fprintf(&b, "layout(constant_id = %d) const uint T%d_%d = 0u;\n", specStride+j*MaxRank+d, j, d)
 		}
 	}
 	consts := b.String()

@@ -44,19 +44,21 @@ var fftKinds = []fftKind{
 }
 
 func init() {
+	DefSchema("1", 1, []string{"n=the input's length", "axes=-1", "norm"}, "fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+	DefSchema("1", 1, []string{"s", "axes=all, or the last len(s)", "norm"}, "fftn", "ifftn", "rfftn", "irfftn")
 	for _, k := range fftKinds {
-		builtin(k.name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-			if err := inputs(k.name, in, 1); err != nil {
+		Builtin(k.name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+			if err := Inputs(k.name, in, 1); err != nil {
 				return nil, err
 			}
-			if err := tooMany(k.name, out, 1); err != nil {
+			if err := TooMany(k.name, out, 1); err != nil {
 				return nil, err
 			}
 			if k.nd {
 				if at.N != 0 {
 					return nil, core.Invalid("ops.%s: takes s, not n", k.name)
 				}
-				return fftND(o, k, in[0], at.S, at.Axes, at.Norm, outAt(out, 0))
+				return fftND(o, k, in[0], at.S, at.Axes, at.Norm, OutAt(out, 0))
 			}
 			if at.S != nil {
 				return nil, core.Invalid("ops.%s: takes n, not s", k.name)
@@ -69,7 +71,7 @@ func init() {
 			default:
 				return nil, core.Invalid("ops.%s: takes one axis, not %v", k.name, at.Axes)
 			}
-			return fft1(o, k, in[0], at.N, axis, at.Norm, outAt(out, 0))
+			return fft1(o, k, in[0], at.N, axis, at.Norm, OutAt(out, 0))
 		})
 	}
 }
@@ -177,12 +179,12 @@ func fftAxes(name string, axes, s []int, rank int) ([]int, error) {
 		}
 		return axes, nil
 	}
-	return orderedAxes(name, axes, rank)
+	return OrderedAxes(name, axes, rank)
 }
 
 // fftND builds every FFT op: 1-d ones come with one axis and s = [n or -1].
 func fftND(o Owner, k fftKind, x *tensor.Tensor, s, axes []int, norm string, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, k.name, x)
+	op, err := NewOp(o, k.name, x)
 	if err != nil {
 		return nil, err
 	}
@@ -194,31 +196,31 @@ func fftND(o Owner, k fftKind, x *tensor.Tensor, s, axes []int, norm string, out
 	case dt == tensor.Float64 || dt == tensor.Complex128 && !k.r2c:
 		cd = tensor.Complex128
 	case k.r2c:
-		return op.fail(op.unsupported(dt, "float32, float64"))
+		return op.Fail(op.Unsupported(dt, "float32, float64"))
 	default:
-		return op.fail(op.unsupported(dt, "complex64, complex128 (float32, float64 as complex)"))
+		return op.Fail(op.Unsupported(dt, "complex64, complex128 (float32, float64 as complex)"))
 	}
-	if err := op.requireDtypes(cd.Real()); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(cd.Real()); err != nil {
+		return op.Fail(err)
 	}
 	switch norm {
 	case "", "backward", "ortho", "forward":
 	default:
-		return op.fail(op.errorf("norm %q: use \"backward\", \"ortho\" or \"forward\"", norm))
+		return op.Fail(op.Errorf("norm %q: use \"backward\", \"ortho\" or \"forward\"", norm))
 	}
 	shape := x.Shape()
 	if len(shape) == 0 {
-		return op.fail(op.errorf("x is 0-d: a transform needs an axis"))
+		return op.Fail(op.Errorf("x is 0-d: a transform needs an axis"))
 	}
 	ax, err := fftAxes(k.name, axes, s, len(shape))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if len(ax) == 0 {
-		return op.fail(op.errorf("no axes to transform"))
+		return op.Fail(op.Errorf("no axes to transform"))
 	}
 	if s != nil && len(s) != len(ax) {
-		return op.fail(op.errorf("s %v and axes %v have different lengths", s, axes))
+		return op.Fail(op.Errorf("s %v and axes %v have different lengths", s, axes))
 	}
 	// Lengths per axis.
 	lens := make([]int, len(ax))
@@ -232,15 +234,15 @@ func fftND(o Owner, k fftKind, x *tensor.Tensor, s, axes []int, norm string, out
 		case n == -1 && k.c2r && last:
 			n = 2 * (shape[a] - 1)
 			if n < 1 {
-				return op.fail(op.errorf("axis %d has %d elements: the default output length 2*(m-1) is %d; give the length", a, shape[a], n))
+				return op.Fail(op.Errorf("axis %d has %d elements: the default output length 2*(m-1) is %d; give the length", a, shape[a], n))
 			}
 		case n == -1:
 			n = shape[a]
 			if n < 1 {
-				return op.fail(op.errorf("axis %d is empty: give a length >= 1", a))
+				return op.Fail(op.Errorf("axis %d is empty: give a length >= 1", a))
 			}
 		case n < 1:
-			return op.fail(op.errorf("length %d along axis %d: want >= 1", n, a))
+			return op.Fail(op.Errorf("length %d along axis %d: want >= 1", n, a))
 		}
 		lens[i] = n
 	}
@@ -287,9 +289,9 @@ func fftND(o Owner, k fftKind, x *tensor.Tensor, s, axes []int, norm string, out
 	if k.c2r {
 		odt = cd.Real()
 	}
-	y, err := op.output(out, odt, oshape)
+	y, err := op.Output(out, odt, oshape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if y.Len() == 0 {
 		return op, nil
@@ -300,12 +302,12 @@ func fftND(o Owner, k fftKind, x *tensor.Tensor, s, axes []int, norm string, out
 		cur[st.axis] = st.nout
 		dst := y
 		if i < len(steps)-1 {
-			if dst, err = op.temp(cd, slices.Clone(cur)); err != nil {
-				return op.fail(err)
+			if dst, err = op.Temp(cd, slices.Clone(cur)); err != nil {
+				return op.Fail(err)
 			}
 		}
 		if err := fb.axis(src, dst, st); err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		src = dst
 	}

@@ -39,18 +39,18 @@ func (fb *fftBuilder) table(key fftTableKey, host []float64) (*tensor.Tensor, er
 	var t *tensor.Tensor
 	var err error
 	if fb.cd == tensor.Complex128 {
-		t, err = tensor.FromSlice(fb.op.owner, host)
+		t, err = tensor.FromSlice(fb.op.Owner(), host)
 	} else {
 		f := make([]float32, len(host))
 		for i, v := range host {
 			f[i] = float32(v)
 		}
-		t, err = tensor.FromSlice(fb.op.owner, f)
+		t, err = tensor.FromSlice(fb.op.Owner(), f)
 	}
 	if err != nil {
-		return nil, fb.op.errorf("twiddle table: %v", err)
+		return nil, fb.op.Errorf("twiddle table: %v", err)
 	}
-	fb.op.scratch = append(fb.op.scratch, t)
+	fb.op.Adopt(t)
 	fb.tabs[key] = t
 	return t, nil
 }
@@ -61,7 +61,7 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 	op := fb.op
 	shape := x.Shape()
 	m := shape[sp.axis]
-	outer, inner := numel(shape[:sp.axis]), numel(shape[sp.axis+1:])
+	outer, inner := Numel(shape[:sp.axis]), Numel(shape[sp.axis+1:])
 	rows := outer * inner
 	if rows == 0 || sp.nout == 0 {
 		return nil
@@ -74,7 +74,7 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 		factors = fftFactors(l)
 	}
 	if uint64(rows)*uint64(l) >= 1<<32 || uint64(outer)*uint64(max(m, sp.nout))*uint64(inner) >= 1<<32 {
-		return op.errorf("%d transforms of length %d exceed 2^32 elements of work", rows, l)
+		return op.Errorf("%d transforms of length %d exceed 2^32 elements of work", rows, l)
 	}
 	// Work buffers for the results between dispatches: one pass per
 	// factor (one for length 1), twice for Bluestein; the first reads x
@@ -86,12 +86,12 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 	var a, bb *tensor.Tensor
 	var err error
 	if dispatches > 1 {
-		if a, err = op.temp(fb.cd, []int{rows * l}); err != nil {
+		if a, err = op.Temp(fb.cd, []int{rows * l}); err != nil {
 			return err
 		}
 	}
 	if dispatches > 2 {
-		if bb, err = op.temp(fb.cd, []int{rows * l}); err != nil {
+		if bb, err = op.Temp(fb.cd, []int{rows * l}); err != nil {
 			return err
 		}
 	}
@@ -151,11 +151,11 @@ func (fb *fftBuilder) axis(x, y *tensor.Tensor, sp fftAxisSpec) error {
 				ts = append(ts, map[string]*tensor.Tensor{"tw": tw, "ch": chirp, "f": filter}[name])
 			}
 			cnt := total / uint64(r)
-			g, err := op.grid(cnt, localSize)
+			g, err := op.Grid(cnt, LocalSize)
 			if err != nil {
 				return err
 			}
-			if err := op.dispatch(p.source(), ts, g, scale, uint32(cnt), uint32(l), uint32(ns),
+			if err := op.Dispatch(p.source(), ts, g, scale, uint32(cnt), uint32(l), uint32(ns),
 				uint32(m), uint32(nread), uint32(inner), uint32(sp.n), uint32(sp.nout)); err != nil {
 				return err
 			}

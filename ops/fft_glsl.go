@@ -28,7 +28,7 @@ func fftHeader(cd tensor.Dtype) string {
 	return fmt.Sprintf(`#version 450
 layout(local_size_x = %d) in;
 %s%[3]s cmul(%[3]s a, %[3]s b) { return %[3]s(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-`, localSize, indexGLSL, c)
+`, LocalSize, IndexGLSL, c)
 }
 
 // fftLiteral writes v as a GLSL constant of real type r.

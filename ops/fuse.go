@@ -71,25 +71,25 @@ func Fuse(o Owner, e Expr, out *tensor.Tensor) (*Op, error) {
 	if err := f.collect(e.n, 0); err != nil {
 		return nil, err
 	}
-	op, err := newOp(o, "fuse", f.ins...)
+	op, err := NewOp(o, "fuse", f.ins...)
 	if err != nil {
 		return nil, err
 	}
 	f.op = op
 	r, err := f.visit(e.n, 0)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	shapes := make([][]int, len(f.ins))
 	for i, t := range f.ins {
 		shapes[i] = t.Shape()
 	}
-	shape, err := broadcastShapes("fuse", shapes...)
+	shape, err := BroadcastShapes("fuse", shapes...)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.requireDtypes(f.dtypes...); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(f.dtypes...); err != nil {
+		return op.Fail(err)
 	}
 	k := ewKernel{ins: f.ins, outDt: r.dt, shape: shape, expr: r.name, body: f.body.String(), helpers: f.helpers.String(), extra: f.dtypes}
 	return op.elementwise(k, out)
@@ -167,7 +167,7 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 	}
 	if e.op == "" {
 		if e.scalar != nil {
-			return fused{}, f.op.errorf("a Scalar needs an operand that is not a scalar, to take its dtype")
+			return fused{}, f.op.Errorf("a Scalar needs an operand that is not a scalar, to take its dtype")
 		}
 		j := f.index[e.t]
 		return fused{name: fmt.Sprintf("a%d", j), dt: e.t.Dtype()}, nil
@@ -201,7 +201,7 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 			sdt = tensor.Bool
 		}
 		if sdt == 0 {
-			return fused{}, f.op.errorf("%s: a Scalar needs an operand that is not a scalar, to take its dtype", e.op)
+			return fused{}, f.op.Errorf("%s: a Scalar needs an operand that is not a scalar, to take its dtype", e.op)
 		}
 		lit, err := scalarGLSL(f.op, sdt, *a.scalar)
 		if err != nil {
@@ -216,7 +216,7 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 	switch e.op {
 	case "cast":
 		if !e.dt.Valid() {
-			return fused{}, f.op.errorf("cast: target dtype %v is not a dtype", e.dt)
+			return fused{}, f.op.Errorf("cast: target dtype %v is not a dtype", e.dt)
 		}
 		if err := castRefused(f.op, args[0].dt, e.dt); err != nil {
 			return fused{}, err
@@ -224,16 +224,16 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 		expr, outDt = castExpr(args[0].dt, e.dt), e.dt
 	case "where":
 		if args[0].dt != tensor.Bool {
-			return fused{}, f.op.errorf("where: cond is %v, want bool", args[0].dt)
+			return fused{}, f.op.Errorf("where: cond is %v, want bool", args[0].dt)
 		}
 		if args[1].dt != args[2].dt {
-			return fused{}, f.op.errorf("where: a and b are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", args[1].dt, args[2].dt)
+			return fused{}, f.op.Errorf("where: a and b are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", args[1].dt, args[2].dt)
 		}
 		expr, outDt = "a0 != 0u ? a1 : a2", args[1].dt
 	default:
 		def := ewDefs[e.op]
 		if len(args) == 2 && args[0].dt != args[1].dt {
-			return fused{}, f.op.errorf("%s: operands are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", e.op, args[0].dt, args[1].dt)
+			return fused{}, f.op.Errorf("%s: operands are %v and %v: both must have the same dtype (Cast one of them; there is no implicit conversion)", e.op, args[0].dt, args[1].dt)
 		}
 		if expr, helpers, err = ewExpr(f.op, e.op, def, outDt); err != nil {
 			return fused{}, fmt.Errorf("%w (in %s)", err, e.op)
@@ -249,8 +249,8 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 		return "(" + args[s[1]-'0'].name + ")"
 	})
 	// Store as the unfused op would: round float16, wrap narrow integers.
-	ct := computeType(outDt)
-	if st := glslType(outDt); st != ct && outDt != tensor.Bool {
+	ct := ComputeType(outDt)
+	if st := GLSLType(outDt); st != ct && outDt != tensor.Bool {
 		expr = fmt.Sprintf("%s(%s(%s))", ct, st, expr)
 	}
 	name := fmt.Sprintf("t%d", f.temps)
@@ -265,7 +265,7 @@ func (f *fuser) visit(e *exprNode, depth int) (fused, error) {
 func scalarGLSL(op *Op, dt tensor.Dtype, v float64) (string, error) {
 	if dt == tensor.Bool {
 		if v != 0 && v != 1 {
-			return "", op.errorf("scalar %v is not a bool (0 or 1)", v)
+			return "", op.Errorf("scalar %v is not a bool (0 or 1)", v)
 		}
 		return fmt.Sprintf("%du", int(v)), nil
 	}
@@ -275,7 +275,7 @@ func scalarGLSL(op *Op, dt tensor.Dtype, v float64) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s(%s, 0)", computeType(dt), re), nil
+		return fmt.Sprintf("%s(%s, 0)", ComputeType(dt), re), nil
 	}
 	c, err := clipBound(op, dt, "scalar", v)
 	if err != nil {
@@ -296,5 +296,5 @@ func scalarGLSL(op *Op, dt tensor.Dtype, v float64) (string, error) {
 	case uint64:
 		return fmt.Sprintf("uint64_t(%dul)", x), nil
 	}
-	return "", op.errorf("scalar of %v", dt)
+	return "", op.Errorf("scalar of %v", dt)
 }

@@ -17,40 +17,40 @@ import (
 // storage type; indices are any integer dtype, each its own.
 
 func init() {
-	builtin("take", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("take", in, 2); err != nil {
+	Builtin("take", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("take", in, 2); err != nil {
 			return nil, err
 		}
-		if err := tooMany("take", out, 1); err != nil {
+		if err := TooMany("take", out, 1); err != nil {
 			return nil, err
 		}
 		axis, err := optionalAxis("take", at.Axes)
 		if err != nil {
 			return nil, err
 		}
-		return Take(o, in[0], in[1], axis, outAt(out, 0))
+		return Take(o, in[0], in[1], axis, OutAt(out, 0))
 	})
-	builtin("gather", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	Builtin("gather", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if len(in) < 2 {
 			return nil, core.Invalid("ops.gather: %d inputs, want x and at least one index array", len(in))
 		}
-		if err := tooMany("gather", out, 1); err != nil {
+		if err := TooMany("gather", out, 1); err != nil {
 			return nil, err
 		}
-		axis, err := axisAttr("gather", at.Axes, 0)
+		axis, err := AxisAttr("gather", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
-		return Gather(o, in[0], in[1:], axis, outAt(out, 0))
+		return Gather(o, in[0], in[1:], axis, OutAt(out, 0))
 	})
-	builtin("scatter", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	Builtin("scatter", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if len(in) < 2 {
 			return nil, core.Invalid("ops.scatter: %d inputs, want values and at least one index array", len(in))
 		}
 		if len(out) != 1 || out[0] == nil {
 			return nil, core.Invalid("ops.scatter: writes into its given output (the destination): give one")
 		}
-		axis, err := axisAttr("scatter", at.Axes, 0)
+		axis, err := AxisAttr("scatter", at.Axes, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -112,35 +112,35 @@ func (op *Op) idxGeometry(shape []int, idx []*tensor.Tensor, axis int) (idxLayou
 		axis += len(shape)
 	}
 	if axis < 0 || axis+k > len(shape) {
-		return l, op.errorf("%d index arrays from axis %d of a tensor of shape %v", k, axis, shape)
+		return l, op.Errorf("%d index arrays from axis %d of a tensor of shape %v", k, axis, shape)
 	}
-	if k > maxRank {
-		return l, op.errorf("%d index arrays, more than %d", k, maxRank)
+	if k > MaxRank {
+		return l, op.Errorf("%d index arrays, more than %d", k, MaxRank)
 	}
 	shapes := make([][]int, k)
 	for m, t := range idx {
 		if !isSigned(t.Dtype()) && !isUnsigned(t.Dtype()) {
-			return l, op.errorf("index array %d is %v: want an integer dtype", m, t.Dtype())
+			return l, op.Errorf("index array %d is %v: want an integer dtype", m, t.Dtype())
 		}
 		shapes[m] = t.Shape()
 	}
-	b, err := broadcastShapes(op.name, shapes...)
+	b, err := BroadcastShapes(op.name, shapes...)
 	if err != nil {
 		return l, err
 	}
 	l.res = slices.Concat(shape[:axis], b, shape[axis+k:])
-	if len(l.res) > maxRank {
-		return l, op.errorf("the result has %d dimensions, more than %d", len(l.res), maxRank)
+	if len(l.res) > MaxRank {
+		return l, op.Errorf("the result has %d dimensions, more than %d", len(l.res), MaxRank)
 	}
-	l.pre, l.nb, l.sp, l.post = numel(shape[:axis]), numel(b), numel(shape[axis:]), numel(shape[axis+k:])
+	l.pre, l.nb, l.sp, l.post = Numel(shape[:axis]), Numel(b), Numel(shape[axis:]), Numel(shape[axis+k:])
 	for m := range k {
 		l.dims = append(l.dims, shape[axis+m])
-		l.stride = append(l.stride, numel(shape[axis+m+1:]))
+		l.stride = append(l.stride, Numel(shape[axis+m+1:]))
 	}
-	if numel(l.res) > 0 {
+	if Numel(l.res) > 0 {
 		for m, d := range l.dims {
 			if d == 0 {
-				return l, op.errorf("index array %d indexes axis %d of size 0", m, axis+m)
+				return l, op.Errorf("index array %d indexes axis %d of size 0", m, axis+m)
 			}
 		}
 	}
@@ -155,17 +155,17 @@ func (op *Op) expand(t *tensor.Tensor, shape []int) (*tensor.Tensor, error) {
 	if slices.Equal(ts, shape) {
 		return t, nil
 	}
-	y, err := op.temp(t.Dtype(), shape)
+	y, err := op.Temp(t.Dtype(), shape)
 	if err != nil {
 		return nil, err
 	}
-	n := numel(shape)
+	n := Numel(shape)
 	if n == 0 {
 		return y, nil
 	}
 	lead := len(shape) - len(ts)
 	src := make([]int, len(shape))
-	dst := contiguous(shape)
+	dst := Contiguous(shape)
 	acc := 1
 	for i := len(ts) - 1; i >= 0; i-- {
 		if ts[i] != 1 {
@@ -174,61 +174,61 @@ func (op *Op) expand(t *tensor.Tensor, shape []int) (*tensor.Tensor, error) {
 		acc *= ts[i]
 	}
 	push := padPush[int32]([]any{uint32(n), uint32(len(shape)), int32(0), int32(0)}, shape, src, dst)
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return nil, err
 	}
-	return y, op.dispatch(stridedSource(t.Dtype()), []*tensor.Tensor{t, y}, groups, push...)
+	return y, op.Dispatch(stridedSource(t.Dtype()), []*tensor.Tensor{t, y}, groups, push...)
 }
 
 func gather(name string, o Owner, x *tensor.Tensor, idx []*tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, name, append([]*tensor.Tensor{x}, idx...)...)
+	op, err := NewOp(o, name, append([]*tensor.Tensor{x}, idx...)...)
 	if err != nil {
 		return nil, err
 	}
-	if glslType(x.Dtype()) == "invalid" {
-		return op.fail(op.unsupported(x.Dtype(), "every real dtype"))
+	if GLSLType(x.Dtype()) == "invalid" {
+		return op.Fail(op.Unsupported(x.Dtype(), "every real dtype"))
 	}
 	l, err := op.idxGeometry(x.Shape(), idx, axis)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, x.Dtype(), l.res)
+	y, err := op.OutputNoAlias(out, x.Dtype(), l.res)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.indexDispatch(false, x, idx, y, l))
+	return op.Done(op.indexDispatch(false, x, idx, y, l))
 }
 
 func scatter(o Owner, values *tensor.Tensor, idx []*tensor.Tensor, axis int, dst *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "scatter", append([]*tensor.Tensor{values}, idx...)...)
+	op, err := NewOp(o, "scatter", append([]*tensor.Tensor{values}, idx...)...)
 	if err != nil {
 		return nil, err
 	}
 	if values.Dtype() != dst.Dtype() {
-		return op.fail(op.errorf("values are %v, the destination %v: cast first", values.Dtype(), dst.Dtype()))
+		return op.Fail(op.Errorf("values are %v, the destination %v: cast first", values.Dtype(), dst.Dtype()))
 	}
-	if glslType(dst.Dtype()) == "invalid" {
-		return op.fail(op.unsupported(dst.Dtype(), "every real dtype"))
+	if GLSLType(dst.Dtype()) == "invalid" {
+		return op.Fail(op.Unsupported(dst.Dtype(), "every real dtype"))
 	}
 	l, err := op.idxGeometry(dst.Shape(), idx, axis)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if b, err := broadcastShapes("scatter", values.Shape(), l.res); err != nil || !slices.Equal(b, l.res) {
-		return op.fail(op.errorf("values of shape %v do not broadcast to the indexed shape %v", values.Shape(), l.res))
+	if b, err := BroadcastShapes("scatter", values.Shape(), l.res); err != nil || !slices.Equal(b, l.res) {
+		return op.Fail(op.Errorf("values of shape %v do not broadcast to the indexed shape %v", values.Shape(), l.res))
 	}
-	y, err := op.outputNoAlias(dst, dst.Dtype(), dst.Shape())
+	y, err := op.OutputNoAlias(dst, dst.Dtype(), dst.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.indexDispatch(true, values, idx, y, l))
+	return op.Done(op.indexDispatch(true, values, idx, y, l))
 }
 
 // indexDispatch adds the gather (x to y) or scatter (values x into y)
 // dispatch, broadcasting the index arrays (and scatter's values) first.
 func (op *Op) indexDispatch(isScatter bool, x *tensor.Tensor, idx []*tensor.Tensor, y *tensor.Tensor, l idxLayout) error {
-	total := numel(l.res)
+	total := Numel(l.res)
 	if total == 0 {
 		return nil
 	}
@@ -252,15 +252,15 @@ func (op *Op) indexDispatch(isScatter bool, x *tensor.Tensor, idx []*tensor.Tens
 		dtypes = append(dtypes, t.Dtype())
 	}
 	ts = append(ts, y)
-	if err := op.requireDtypes(append(dtypes, tensor.Int64)...); err != nil {
+	if err := op.RequireDtypes(append(dtypes, tensor.Int64)...); err != nil {
 		return err
 	}
 	push := padPush[uint32]([]any{uint32(total), uint32(l.post), uint32(l.nb), uint32(l.sp)}, l.dims, l.stride)
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
 		return err
 	}
-	return op.dispatch(indexSource(isScatter, x.Dtype(), dtypes[1:]), ts, groups, push...)
+	return op.Dispatch(indexSource(isScatter, x.Dtype(), dtypes[1:]), ts, groups, push...)
 }
 
 // bShape is the index arrays' broadcast shape.
@@ -269,7 +269,7 @@ func bShape(idx []*tensor.Tensor) []int {
 	for m, t := range idx {
 		shapes[m] = t.Shape()
 	}
-	b, _ := broadcastShapes("gather", shapes...) // checked by idxGeometry
+	b, _ := BroadcastShapes("gather", shapes...) // checked by idxGeometry
 	return b
 }
 
@@ -277,13 +277,13 @@ func bShape(idx []*tensor.Tensor) []int {
 // e = (p, j, q) of [pre, nb, post].
 func indexSource(isScatter bool, dt tensor.Dtype, idt []tensor.Dtype) string {
 	var b strings.Builder
-	b.WriteString(header(append([]tensor.Dtype{dt, tensor.Int64}, idt...)...))
-	t := glslType(dt)
+	b.WriteString(Header(append([]tensor.Dtype{dt, tensor.Int64}, idt...)...))
+	t := GLSLType(dt)
 	k := len(idt)
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	fmt.Fprintf(&b, "layout(binding = 0) readonly buffer X { %s x[]; };\n", t)
 	for m, d := range idt {
-		fmt.Fprintf(&b, "layout(binding = %d) readonly buffer I%d { %s i%d[]; };\n", m+1, m, glslType(d), m)
+		fmt.Fprintf(&b, "layout(binding = %d) readonly buffer I%d { %s i%d[]; };\n", m+1, m, GLSLType(d), m)
 	}
 	fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer Y { %s y[]; };\n", k+1, t)
 	fmt.Fprintf(&b, `layout(push_constant) uniform P { uint total; uint post; uint nb; uint sp; uint dims[%d]; uint strides[%d]; };
@@ -296,7 +296,7 @@ void main() {
 	uint p = e / (post * nb);
 	uint off = p * sp + q;
 	bool ok = true;
-`, maxRank, maxRank, indexGLSL)
+`, MaxRank, MaxRank, IndexGLSL)
 	for m, d := range idt {
 		// Narrow indices compute in int: lavapipe mis-converts them to
 		// int64 (a negative int32 index came out wrong).

@@ -79,8 +79,8 @@ type gradEntry struct {
 
 var grads = map[string]gradEntry{} // guarded by registry's lock
 
-// defVJP gives the built-in op name its VJP; init functions call it.
-func defVJP(name string, fn VJPFunc) {
+// DefVJP gives the built-in op name its VJP; init functions call it.
+func DefVJP(name string, fn VJPFunc) {
 	registry.Lock()
 	defer registry.Unlock()
 	grads[name] = gradEntry{kind: GradVJP, fn: fn}
@@ -95,8 +95,8 @@ func defZeroVJP(names ...string) {
 	}
 }
 
-// defNoGrad marks the built-in ops names as not differentiable.
-func defNoGrad(reason string, names ...string) {
+// DefNoGrad marks the built-in ops names as not differentiable.
+func DefNoGrad(reason string, names ...string) {
 	registry.Lock()
 	defer registry.Unlock()
 	for _, n := range names {
@@ -159,7 +159,7 @@ func KernelVJP(vjpOp string) VJPFunc {
 			return nil
 		}
 		if _, err := b.call(vjpOp, in, gs, b.at); err != nil {
-			b.fail(fmt.Errorf("ops.%s: VJP kernel %s: %w", b.name, vjpOp, err))
+			b.Fail(fmt.Errorf("ops.%s: VJP kernel %s: %w", b.name, vjpOp, err))
 			return nil
 		}
 		return gs
@@ -226,7 +226,7 @@ func zeroVJP(b *GradBuilder) []*tensor.Tensor {
 
 // differentiableDtype: float and complex tensors carry gradients.
 func differentiableDtype(dt tensor.Dtype) bool {
-	return isFloat(dt) || dt.IsComplex()
+	return IsFloat(dt) || dt.IsComplex()
 }
 
 // checkVJPArgs checks the tensors of a VJP call at the boundary.

@@ -60,7 +60,7 @@ func (b *GradBuilder) Wants(i int) bool {
 // Err returns the first error of the rule's calls.
 func (b *GradBuilder) Err() error { return b.err }
 
-func (b *GradBuilder) fail(err error) {
+func (b *GradBuilder) Fail(err error) {
 	if b.err == nil && err != nil {
 		b.err = err
 	}
@@ -79,7 +79,7 @@ func (b *GradBuilder) Out(i int) *tensor.Tensor {
 	}
 	outs, err := b.call(b.name, b.in, nil, b.at)
 	if err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: recomputing the outputs: %w", b.name, err))
+		b.Fail(fmt.Errorf("ops.%s: VJP: recomputing the outputs: %w", b.name, err))
 		return nil
 	}
 	b.made = append(b.made, outs...)
@@ -92,7 +92,7 @@ func (b *GradBuilder) Out(i int) *tensor.Tensor {
 	}
 	b.out = full
 	if i >= len(b.out) {
-		b.fail(core.Invalid("ops.%s: VJP: the op has %d outputs, not %d", b.name, len(b.out), i+1))
+		b.Fail(core.Invalid("ops.%s: VJP: the op has %d outputs, not %d", b.name, len(b.out), i+1))
 		return nil
 	}
 	return b.out[i]
@@ -113,8 +113,8 @@ func (b *GradBuilder) Cot(i int) *tensor.Tensor {
 	return b.cot[i]
 }
 
-// cotOpt returns the cotangent given for output i, nil when none was.
-func (b *GradBuilder) cotOpt(i int) *tensor.Tensor {
+// CotOpt returns the cotangent given for output i, nil when none was.
+func (b *GradBuilder) CotOpt(i int) *tensor.Tensor {
 	if i < len(b.cot) {
 		return b.cot[i]
 	}
@@ -129,13 +129,13 @@ func (b *GradBuilder) CallN(name string, at Attrs, n int, in ...*tensor.Tensor) 
 	}
 	for _, t := range in {
 		if t == nil {
-			b.fail(core.Invalid("ops.%s: VJP: a nil tensor reached %s", b.name, name))
+			b.Fail(core.Invalid("ops.%s: VJP: a nil tensor reached %s", b.name, name))
 			return nil
 		}
 	}
 	outs, err := b.call(name, in, nil, at)
 	if err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
+		b.Fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
 		return nil
 	}
 	b.made = append(b.made, outs...)
@@ -155,14 +155,14 @@ func (b *GradBuilder) Call(name string, at Attrs, in ...*tensor.Tensor) *tensor.
 	return outs[0]
 }
 
-// into calls the op name writing its given output out (strided_copy into
+// Into calls the op name writing its given output out (strided_copy into
 // a view).
-func (b *GradBuilder) into(name string, at Attrs, out *tensor.Tensor, in ...*tensor.Tensor) {
+func (b *GradBuilder) Into(name string, at Attrs, out *tensor.Tensor, in ...*tensor.Tensor) {
 	if b.err != nil {
 		return
 	}
 	if _, err := b.call(name, in, []*tensor.Tensor{out}, at); err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
+		b.Fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
 	}
 }
 
@@ -173,7 +173,7 @@ func (b *GradBuilder) Zeros(dt tensor.Dtype, shape []int) *tensor.Tensor {
 	}
 	t, err := tensor.New(b.owner, dt, shape)
 	if err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
+		b.Fail(fmt.Errorf("ops.%s: VJP: %w", b.name, err))
 		return nil
 	}
 	b.made = append(b.made, t)
@@ -187,7 +187,7 @@ func (b *GradBuilder) Const(dt tensor.Dtype, v complex128) *tensor.Tensor {
 	if t, ok := b.consts[k]; ok && b.err == nil {
 		return t
 	}
-	t := b.constant(dt, []int{}, []complex128{v})
+	t := b.Constant(dt, []int{}, []complex128{v})
 	if t == nil {
 		return nil
 	}
@@ -198,10 +198,10 @@ func (b *GradBuilder) Const(dt tensor.Dtype, v complex128) *tensor.Tensor {
 	return t
 }
 
-// constant is a new tensor of dtype dt and shape holding vs (row-major),
+// Constant is a new tensor of dtype dt and shape holding vs (row-major),
 // written from the host once: the constants, index ranges and weights
 // the rules need.
-func (b *GradBuilder) constant(dt tensor.Dtype, shape []int, vs []complex128) *tensor.Tensor {
+func (b *GradBuilder) Constant(dt tensor.Dtype, shape []int, vs []complex128) *tensor.Tensor {
 	t := b.Zeros(dt, shape)
 	if t == nil {
 		return nil
@@ -212,7 +212,7 @@ func (b *GradBuilder) constant(dt tensor.Dtype, shape []int, vs []complex128) *t
 		copy(buf[i*sz:], b.encode(dt, v))
 	}
 	if err := t.WriteBytes(buf); err != nil {
-		b.fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
+		b.Fail(fmt.Errorf("ops.%s: VJP: a constant: %w", b.name, err))
 		return nil
 	}
 	return t
@@ -259,8 +259,8 @@ func (b *GradBuilder) Reshape(x *tensor.Tensor, shape []int) *tensor.Tensor {
 	if slices.Equal(x.Shape(), shape) {
 		return x
 	}
-	if numel(shape) != x.Len() {
-		b.fail(core.Invalid("ops.%s: VJP: reshape of %v to %v", b.name, x.Shape(), shape))
+	if Numel(shape) != x.Len() {
+		b.Fail(core.Invalid("ops.%s: VJP: reshape of %v to %v", b.name, x.Shape(), shape))
 		return nil
 	}
 	return b.Call("strided_copy", Attrs{Shape: append([]int{}, shape...)}, x)
@@ -278,7 +278,7 @@ func (b *GradBuilder) SumTo(g *tensor.Tensor, shape []int) *tensor.Tensor {
 	}
 	lead := len(gs) - len(shape)
 	if lead < 0 {
-		b.fail(core.Invalid("ops.%s: VJP: a cotangent of shape %v for an input of shape %v", b.name, gs, shape))
+		b.Fail(core.Invalid("ops.%s: VJP: a cotangent of shape %v for an input of shape %v", b.name, gs, shape))
 		return nil
 	}
 	if lead > 0 {
@@ -306,7 +306,7 @@ func (b *GradBuilder) SumTo(g *tensor.Tensor, shape []int) *tensor.Tensor {
 func (b *GradBuilder) finish(gs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	res := make([]*tensor.Tensor, len(b.in))
 	if b.err == nil && len(gs) != len(b.in) {
-		b.fail(core.Invalid("ops.%s: VJP rule gave %d gradients for %d inputs", b.name, len(gs), len(b.in)))
+		b.Fail(core.Invalid("ops.%s: VJP rule gave %d gradients for %d inputs", b.name, len(gs), len(b.in)))
 	}
 	for i := 0; b.err == nil && i < len(gs); i++ {
 		g := gs[i]
@@ -315,13 +315,13 @@ func (b *GradBuilder) finish(gs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		x := b.in[i]
 		if g.Dtype() != x.Dtype() {
-			g = b.castTo(g, x.Dtype())
+			g = b.CastTo(g, x.Dtype())
 		}
 		if b.err == nil && !slices.Equal(g.Shape(), x.Shape()) {
 			if g.Len() == x.Len() {
 				g = b.Reshape(g, x.Shape())
 			} else {
-				b.fail(core.Invalid("ops.%s: VJP gave input %d a gradient of shape %v, the input is %v", b.name, i, g.Shape(), x.Shape()))
+				b.Fail(core.Invalid("ops.%s: VJP gave input %d a gradient of shape %v, the input is %v", b.name, i, g.Shape(), x.Shape()))
 			}
 		}
 		if g != nil && (!slices.Contains(b.made, g) || slices.Contains(res, g) || b.isConst(g)) {

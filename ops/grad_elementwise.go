@@ -16,71 +16,77 @@ import (
 type unaryVJP func(b *GradBuilder, x, y, g *tensor.Tensor) *tensor.Tensor
 
 var unaryVJPs = map[string]unaryVJP{
-	"neg": func(b *GradBuilder, _, _, g *tensor.Tensor) *tensor.Tensor { return b.neg(g) },
-	"exp": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor { return b.mul(g, b.conj(y)) },
+	"neg": func(b *GradBuilder, _, _, g *tensor.Tensor) *tensor.Tensor { return b.Neg(g) },
+	"exp": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor { return b.Mul(g, b.Conj(y)) },
 	"expm1": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor {
-		return b.mul(g, b.conj(b.addc(y, 1)))
+		return b.Mul(g, b.Conj(b.addc(y, 1)))
 	},
-	"log":   func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.div(g, b.conj(x)) },
-	"log1p": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.div(g, b.conj(b.addc(x, 1))) },
+	"log":   func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.Div(g, b.Conj(x)) },
+	"log1p": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.Div(g, b.Conj(b.addc(x, 1))) },
 	"log2": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.scale(x, math.Ln2)))
+		return b.Div(g, b.Conj(b.Scale(x, math.Ln2)))
 	},
 	"log10": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.scale(x, math.Ln10)))
+		return b.Div(g, b.Conj(b.Scale(x, math.Ln10)))
 	},
-	"sqrt":   func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor { return b.div(g, b.conj(b.scale(y, 2))) },
-	"square": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.mul(g, b.conj(b.scale(x, 2))) },
+	"sqrt":   func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor { return b.Div(g, b.Conj(b.Scale(y, 2))) },
+	"square": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.Mul(g, b.Conj(b.Scale(x, 2))) },
 	"reciprocal": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor {
-		return b.neg(b.mul(g, b.conj(b.mul(y, y))))
+		return b.Neg(b.Mul(g, b.Conj(b.Mul(y, y))))
 	},
-	"sin": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.mul(g, b.conj(b.un("cos", x))) },
+	"sin": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
+		return b.Mul(g, b.Conj(b.Unary("cos", x)))
+	},
 	"cos": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.neg(b.mul(g, b.conj(b.un("sin", x))))
+		return b.Neg(b.Mul(g, b.Conj(b.Unary("sin", x))))
 	},
 	"tan": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor {
-		return b.mul(g, b.conj(b.addc(b.mul(y, y), 1)))
+		return b.Mul(g, b.Conj(b.addc(b.Mul(y, y), 1)))
 	},
 	"asin": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.un("sqrt", b.rsub(1, b.mul(x, x)))))
+		return b.Div(g, b.Conj(b.Unary("sqrt", b.Rsub(1, b.Mul(x, x)))))
 	},
 	"acos": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.neg(b.div(g, b.conj(b.un("sqrt", b.rsub(1, b.mul(x, x))))))
+		return b.Neg(b.Div(g, b.Conj(b.Unary("sqrt", b.Rsub(1, b.Mul(x, x))))))
 	},
 	"atan": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.addc(b.mul(x, x), 1)))
+		return b.Div(g, b.Conj(b.addc(b.Mul(x, x), 1)))
 	},
-	"sinh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.mul(g, b.conj(b.un("cosh", x))) },
-	"cosh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.mul(g, b.conj(b.un("sinh", x))) },
+	"sinh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
+		return b.Mul(g, b.Conj(b.Unary("cosh", x)))
+	},
+	"cosh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
+		return b.Mul(g, b.Conj(b.Unary("sinh", x)))
+	},
 	"tanh": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor {
-		return b.mul(g, b.conj(b.rsub(1, b.mul(y, y))))
+		return b.Mul(g, b.Conj(b.Rsub(1, b.Mul(y, y))))
 	},
 	"asinh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.un("sqrt", b.addc(b.mul(x, x), 1))))
+		return b.Div(g, b.Conj(b.Unary("sqrt", b.addc(b.Mul(x, x), 1))))
 	},
 	"acosh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.un("sqrt", b.mul(b.addc(x, -1), b.addc(x, 1)))))
+		return b.Div(g, b.Conj(b.Unary("sqrt", b.Mul(b.addc(x, -1), b.addc(x, 1)))))
 	},
 	"atanh": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.div(g, b.conj(b.rsub(1, b.mul(x, x))))
+		return b.Div(g, b.Conj(b.Rsub(1, b.Mul(x, x))))
 	},
 	"sigmoid": func(b *GradBuilder, _, y, g *tensor.Tensor) *tensor.Tensor {
-		return b.mul(g, b.mul(y, b.rsub(1, y)))
+		return b.Mul(g, b.Mul(y, b.Rsub(1, y)))
 	},
 	"relu": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
-		return b.where(b.bin("greater", x, b.zero(x)), g, b.zero(g))
+		return b.Where(b.Binary("greater", x, b.Zero(x)), g, b.Zero(g))
 	},
 	"abs": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
 		// g·sgn(x), sgn(z) = z/|z| for complex (0 at 0), as PyTorch.
-		return b.mul(b.castTo(g, x.Dtype()), b.un("sign", x))
+		return b.Mul(b.CastTo(g, x.Dtype()), b.Unary("sign", x))
 	},
-	"conj": func(b *GradBuilder, _, _, g *tensor.Tensor) *tensor.Tensor { return b.conj(g) },
-	"real": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.castTo(g, x.Dtype()) },
+	"conj": func(b *GradBuilder, _, _, g *tensor.Tensor) *tensor.Tensor { return b.Conj(g) },
+	"real": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor { return b.CastTo(g, x.Dtype()) },
 	"imag": func(b *GradBuilder, x, _, g *tensor.Tensor) *tensor.Tensor {
 		if !x.Dtype().IsComplex() {
 			return b.Zeros(x.Dtype(), x.Shape())
 		}
-		return b.mul(b.castTo(g, x.Dtype()), b.Const(x.Dtype(), 1i))
+		return b.Mul(b.CastTo(g, x.Dtype()), b.Const(x.Dtype(), 1i))
 	},
 }
 
@@ -94,65 +100,65 @@ var binaryVJPs = map[string]binaryVJP{
 	},
 	"sub": func(bl *GradBuilder, _, _, _, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[1] {
-			gb = bl.neg(g)
+			gb = bl.Neg(g)
 		}
 		return g, gb
 	},
 	"mul": func(bl *GradBuilder, a, b, _, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[0] {
-			ga = bl.mul(g, bl.conj(b))
+			ga = bl.Mul(g, bl.Conj(b))
 		}
 		if w[1] {
-			gb = bl.mul(g, bl.conj(a))
+			gb = bl.Mul(g, bl.Conj(a))
 		}
 		return ga, gb
 	},
 	"div": func(bl *GradBuilder, _, b, y, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
-		ga = bl.div(g, bl.conj(b))
+		ga = bl.Div(g, bl.Conj(b))
 		if w[1] {
-			gb = bl.neg(bl.mul(ga, bl.conj(y)))
+			gb = bl.Neg(bl.Mul(ga, bl.Conj(y)))
 		}
 		return ga, gb
 	},
 	"pow": func(bl *GradBuilder, a, b, y, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[0] {
 			// b·a^(b-1), and 0 where b == 0 (as PyTorch).
-			d := bl.mul(b, bl.bin("pow", a, bl.addc(b, -1)))
-			ga = bl.where(bl.bin("equal", b, bl.zero(b)), bl.zero(g), bl.mul(g, d))
+			d := bl.Mul(b, bl.Binary("pow", a, bl.addc(b, -1)))
+			ga = bl.Where(bl.Binary("equal", b, bl.Zero(b)), bl.Zero(g), bl.Mul(g, d))
 		}
 		if w[1] {
 			// y·log a, and 0 where a == 0 and b >= 0 (as PyTorch).
-			mask := bl.bin("logical_and", bl.bin("equal", a, bl.zero(a)), bl.bin("greater_equal", b, bl.zero(b)))
-			gb = bl.where(mask, bl.zero(g), bl.mul(g, bl.mul(y, bl.un("log", a))))
+			mask := bl.Binary("logical_and", bl.Binary("equal", a, bl.Zero(a)), bl.Binary("greater_equal", b, bl.Zero(b)))
+			gb = bl.Where(mask, bl.Zero(g), bl.Mul(g, bl.Mul(y, bl.Unary("log", a))))
 		}
 		return ga, gb
 	},
 	"maximum": minMaxVJP("greater"),
 	"minimum": minMaxVJP("less"),
 	"atan2": func(bl *GradBuilder, a, b, _, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
-		den := bl.add(bl.mul(a, a), bl.mul(b, b))
+		den := bl.Add(bl.Mul(a, a), bl.Mul(b, b))
 		if w[0] {
-			ga = bl.div(bl.mul(g, b), den)
+			ga = bl.Div(bl.Mul(g, b), den)
 		}
 		if w[1] {
-			gb = bl.neg(bl.div(bl.mul(g, a), den))
+			gb = bl.Neg(bl.Div(bl.Mul(g, a), den))
 		}
 		return ga, gb
 	},
 	"hypot": func(bl *GradBuilder, a, b, y, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
-		q := bl.div(g, y)
+		q := bl.Div(g, y)
 		if w[0] {
-			ga = bl.mul(q, a)
+			ga = bl.Mul(q, a)
 		}
 		if w[1] {
-			gb = bl.mul(q, b)
+			gb = bl.Mul(q, b)
 		}
 		return ga, gb
 	},
 	"copysign": func(bl *GradBuilder, a, b, y, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[0] {
 			// g·y/a, 0 where a == 0 (as PyTorch).
-			ga = bl.where(bl.bin("equal", a, bl.zero(a)), bl.zero(g), bl.mul(g, bl.div(y, a)))
+			ga = bl.Where(bl.Binary("equal", a, bl.Zero(a)), bl.Zero(g), bl.Mul(g, bl.Div(y, a)))
 		}
 		if w[1] {
 			gb = bl.Zeros(b.Dtype(), b.Shape())
@@ -161,16 +167,16 @@ var binaryVJPs = map[string]binaryVJP{
 	},
 	"logaddexp": func(bl *GradBuilder, a, b, y, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[0] {
-			ga = bl.mul(g, bl.un("exp", bl.sub(a, y)))
+			ga = bl.Mul(g, bl.Unary("exp", bl.Sub(a, y)))
 		}
 		if w[1] {
-			gb = bl.mul(g, bl.un("exp", bl.sub(b, y)))
+			gb = bl.Mul(g, bl.Unary("exp", bl.Sub(b, y)))
 		}
 		return ga, gb
 	},
 	"remainder": func(bl *GradBuilder, a, b, _, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
 		if w[1] {
-			gb = bl.neg(bl.mul(g, bl.bin("floor_divide", a, b)))
+			gb = bl.Neg(bl.Mul(g, bl.Binary("floor_divide", a, b)))
 		}
 		return g, gb
 	},
@@ -181,13 +187,13 @@ var binaryVJPs = map[string]binaryVJP{
 // PyTorch).
 func minMaxVJP(cmp string) binaryVJP {
 	return func(bl *GradBuilder, a, b, _, g *tensor.Tensor, w [2]bool) (ga, gb *tensor.Tensor) {
-		half := bl.scale(g, 0.5)
-		tie := bl.where(bl.bin("equal", a, b), half, bl.zero(g))
+		half := bl.Scale(g, 0.5)
+		tie := bl.Where(bl.Binary("equal", a, b), half, bl.Zero(g))
 		if w[0] {
-			ga = bl.where(bl.bin(cmp, a, b), g, tie)
+			ga = bl.Where(bl.Binary(cmp, a, b), g, tie)
 		}
 		if w[1] {
-			gb = bl.where(bl.bin(cmp, b, a), g, tie)
+			gb = bl.Where(bl.Binary(cmp, b, a), g, tie)
 		}
 		return ga, gb
 	}
@@ -195,7 +201,7 @@ func minMaxVJP(cmp string) binaryVJP {
 
 func init() {
 	for name, f := range unaryVJPs {
-		defVJP(name, func(b *GradBuilder) []*tensor.Tensor {
+		DefVJP(name, func(b *GradBuilder) []*tensor.Tensor {
 			x := b.In(0)
 			var y *tensor.Tensor
 			switch name {
@@ -210,7 +216,7 @@ func init() {
 		})
 	}
 	for name, f := range binaryVJPs {
-		defVJP(name, func(bl *GradBuilder) []*tensor.Tensor {
+		DefVJP(name, func(bl *GradBuilder) []*tensor.Tensor {
 			a, b := bl.In(0), bl.In(1)
 			var y *tensor.Tensor
 			switch name {
@@ -234,24 +240,24 @@ func init() {
 		})
 	}
 	defZeroVJP("floor", "ceil", "trunc", "round", "floor_divide")
-	defVJP("sign", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("sign", func(b *GradBuilder) []*tensor.Tensor {
 		if b.In(0).Dtype().IsComplex() {
-			b.fail(fmt.Errorf("ops.sign: VJP: %w: the complex sign's VJP is not written yet: %w", ErrNoGradient, core.ErrInvalid))
+			b.Fail(fmt.Errorf("ops.sign: VJP: %w: the complex sign's VJP is not written yet: %w", ErrNoGradient, core.ErrInvalid))
 			return nil
 		}
 		return zeroVJP(b)
 	})
-	defNoGrad("a comparison: its bool result has no derivative",
+	DefNoGrad("a comparison: its bool result has no derivative",
 		"equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
-	defNoGrad("a logical op: bool in, bool out", "logical_and", "logical_or", "logical_xor", "logical_not",
+	DefNoGrad("a logical op: bool in, bool out", "logical_and", "logical_or", "logical_xor", "logical_not",
 		"all", "any")
-	defNoGrad("a bitwise op: integers in, integers out", "bitwise_and", "bitwise_or", "bitwise_xor",
+	DefNoGrad("a bitwise op: integers in, integers out", "bitwise_and", "bitwise_or", "bitwise_xor",
 		"bitwise_invert", "bitwise_left_shift", "bitwise_right_shift")
-	defNoGrad("a classification: its bool result has no derivative", "isnan", "isinf", "isfinite", "signbit")
-	defNoGrad("nextafter steps to the next float: a step function of its inputs", "nextafter")
-	defVJP("where", whereVJP)
-	defVJP("clip", clipVJP)
-	defVJP("cast", castVJP)
+	DefNoGrad("a classification: its bool result has no derivative", "isnan", "isinf", "isfinite", "signbit")
+	DefNoGrad("nextafter steps to the next float: a step function of its inputs", "nextafter")
+	DefVJP("where", whereVJP)
+	DefVJP("clip", clipVJP)
+	DefVJP("cast", castVJP)
 }
 
 // whereVJP: the cotangent goes to a where cond holds, to b elsewhere;
@@ -263,12 +269,12 @@ func whereVJP(bl *GradBuilder) []*tensor.Tensor {
 		return nil
 	}
 	res := make([]*tensor.Tensor, 3)
-	z := bl.zero(g)
+	z := bl.Zero(g)
 	if bl.Wants(1) {
-		res[1] = bl.SumTo(bl.where(c, g, z), a.Shape())
+		res[1] = bl.SumTo(bl.Where(c, g, z), a.Shape())
 	}
 	if bl.Wants(2) {
-		res[2] = bl.SumTo(bl.where(c, z, g), b.Shape())
+		res[2] = bl.SumTo(bl.Where(c, z, g), b.Shape())
 	}
 	return res
 }
@@ -284,20 +290,20 @@ func clipVJP(b *GradBuilder) []*tensor.Tensor {
 	at := b.Attrs()
 	var mask *tensor.Tensor
 	if at.Min != nil {
-		mask = b.bin("greater_equal", x, b.Const(x.Dtype(), complex(*at.Min, 0)))
+		mask = b.Binary("greater_equal", x, b.Const(x.Dtype(), complex(*at.Min, 0)))
 	}
 	if at.Max != nil {
-		m := b.bin("less_equal", x, b.Const(x.Dtype(), complex(*at.Max, 0)))
+		m := b.Binary("less_equal", x, b.Const(x.Dtype(), complex(*at.Max, 0)))
 		if mask == nil {
 			mask = m
 		} else {
-			mask = b.bin("logical_and", mask, m)
+			mask = b.Binary("logical_and", mask, m)
 		}
 	}
 	if mask == nil {
 		return []*tensor.Tensor{g}
 	}
-	return []*tensor.Tensor{b.where(mask, g, b.zero(g))}
+	return []*tensor.Tensor{b.Where(mask, g, b.Zero(g))}
 }
 
 // castVJP casts the cotangent back (its real part for a real input of a
@@ -307,5 +313,5 @@ func castVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil || !differentiableDtype(g.Dtype()) {
 		return []*tensor.Tensor{nil}
 	}
-	return []*tensor.Tensor{b.castTo(g, b.In(0).Dtype())}
+	return []*tensor.Tensor{b.CastTo(g, b.In(0).Dtype())}
 }

@@ -15,29 +15,29 @@ import (
 // rfftn and irfftn chain the n-d adjoints with the last axis's.
 
 func init() {
-	defVJP("fft", fftVJP)
-	defVJP("ifft", fftVJP)
-	defVJP("fftn", fftVJP)
-	defVJP("ifftn", fftVJP)
-	defVJP("rfft", func(b *GradBuilder) []*tensor.Tensor {
-		return []*tensor.Tensor{b.rfftAdjoint(b.In(0), b.Cot(0), b.Attrs().N, fftAxis(b), dualNorm(b.Attrs().Norm))}
+	DefVJP("fft", fftVJP)
+	DefVJP("ifft", fftVJP)
+	DefVJP("fftn", fftVJP)
+	DefVJP("ifftn", fftVJP)
+	DefVJP("rfft", func(b *GradBuilder) []*tensor.Tensor {
+		return []*tensor.Tensor{rfftAdjoint(b, b.In(0), b.Cot(0), b.Attrs().N, fftAxis(b), dualNorm(b.Attrs().Norm))}
 	})
-	defVJP("irfft", func(b *GradBuilder) []*tensor.Tensor {
-		return []*tensor.Tensor{b.irfftAdjoint(b.In(0), b.Cot(0), b.Out(0), fftAxis(b), dualNorm(b.Attrs().Norm))}
+	DefVJP("irfft", func(b *GradBuilder) []*tensor.Tensor {
+		return []*tensor.Tensor{irfftAdjoint(b, b.In(0), b.Cot(0), b.Out(0), fftAxis(b), dualNorm(b.Attrs().Norm))}
 	})
-	defVJP("hfft", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("hfft", func(b *GradBuilder) []*tensor.Tensor {
 		// hfft(x, norm) = irfft(conj(x), norm') with norm' the dual.
-		g := b.irfftAdjoint(b.In(0), b.Cot(0), b.Out(0), fftAxis(b), b.Attrs().Norm)
-		return []*tensor.Tensor{b.conj(g)}
+		g := irfftAdjoint(b, b.In(0), b.Cot(0), b.Out(0), fftAxis(b), b.Attrs().Norm)
+		return []*tensor.Tensor{b.Conj(g)}
 	})
-	defVJP("ihfft", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("ihfft", func(b *GradBuilder) []*tensor.Tensor {
 		// ihfft(x, norm) = conj(rfft(x, norm')) with norm' the dual.
-		return []*tensor.Tensor{b.rfftAdjoint(b.In(0), b.conj(b.Cot(0)), b.Attrs().N, fftAxis(b), b.Attrs().Norm)}
+		return []*tensor.Tensor{rfftAdjoint(b, b.In(0), b.Conj(b.Cot(0)), b.Attrs().N, fftAxis(b), b.Attrs().Norm)}
 	})
-	defVJP("rfftn", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("rfftn", func(b *GradBuilder) []*tensor.Tensor {
 		x := b.In(0)
 		axes := gradAxes(b)
-		if b.err != nil {
+		if b.Err() != nil {
 			return nil
 		}
 		last := axes[len(axes)-1]
@@ -45,27 +45,27 @@ func init() {
 		if len(axes) > 1 {
 			g = b.Call("ifftn", Attrs{Axes: axes[:len(axes)-1], Norm: dualNorm(b.Attrs().Norm)}, g)
 			for _, a := range axes[:len(axes)-1] {
-				g = b.fitAxis(g, a, x.Shape()[a])
+				g = fitAxis(b, g, a, x.Shape()[a])
 			}
 		}
 		n := 0
 		if s := b.Attrs().S; s != nil {
 			n = s[len(s)-1]
 		}
-		return []*tensor.Tensor{b.rfftAdjoint(x, g, n, last, dualNorm(b.Attrs().Norm))}
+		return []*tensor.Tensor{rfftAdjoint(b, x, g, n, last, dualNorm(b.Attrs().Norm))}
 	})
-	defVJP("irfftn", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("irfftn", func(b *GradBuilder) []*tensor.Tensor {
 		x := b.In(0)
 		axes := gradAxes(b)
-		if b.err != nil {
+		if b.Err() != nil {
 			return nil
 		}
 		last := axes[len(axes)-1]
-		g := b.irfftAdjoint(x, b.Cot(0), b.Out(0), last, dualNorm(b.Attrs().Norm))
+		g := irfftAdjoint(b, x, b.Cot(0), b.Out(0), last, dualNorm(b.Attrs().Norm))
 		if len(axes) > 1 {
 			g = b.Call("fftn", Attrs{Axes: axes[:len(axes)-1], Norm: dualNorm(b.Attrs().Norm)}, g)
 			for _, a := range axes[:len(axes)-1] {
-				g = b.fitAxis(g, a, x.Shape()[a])
+				g = fitAxis(b, g, a, x.Shape()[a])
 			}
 		}
 		return []*tensor.Tensor{g}
@@ -76,9 +76,9 @@ func init() {
 // transform does (fftAxes).
 func gradAxes(b *GradBuilder) []int {
 	at := b.Attrs()
-	axes, err := fftAxes(b.name, at.Axes, at.S, len(b.In(0).Shape()))
+	axes, err := fftAxes(b.Name(), at.Axes, at.S, len(b.In(0).Shape()))
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return nil
 	}
 	return axes
@@ -111,14 +111,14 @@ func fftAxis(b *GradBuilder) int {
 }
 
 // fitAxis crops or zero-pads g along axis to length n.
-func (b *GradBuilder) fitAxis(g *tensor.Tensor, axis, n int) *tensor.Tensor {
+func fitAxis(b *GradBuilder, g *tensor.Tensor, axis, n int) *tensor.Tensor {
 	if g == nil {
 		return nil
 	}
 	have := g.Shape()[axis]
 	switch {
 	case have > n:
-		return b.slice(g, axis, 0, n)
+		return b.Slice(g, axis, 0, n)
 	case have < n:
 		zs := g.Shape()
 		zs[axis] = n - have
@@ -132,20 +132,20 @@ func (b *GradBuilder) fitAxis(g *tensor.Tensor, axis, n int) *tensor.Tensor {
 func fftVJP(b *GradBuilder) []*tensor.Tensor {
 	x := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	at := b.Attrs()
 	axes := []int{fftAxis(b)}
-	if b.name == "fftn" || b.name == "ifftn" {
+	if b.Name() == "fftn" || b.Name() == "ifftn" {
 		axes = gradAxes(b)
 	}
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
-	gx := b.Call(fftInverse[b.name], Attrs{Axes: axes, Norm: dualNorm(at.Norm)}, g)
+	gx := b.Call(fftInverse[b.Name()], Attrs{Axes: axes, Norm: dualNorm(at.Norm)}, g)
 	for _, a := range axes {
-		gx = b.fitAxis(gx, a, x.Shape()[a])
+		gx = fitAxis(b, gx, a, x.Shape()[a])
 	}
 	return []*tensor.Tensor{gx}
 }
@@ -153,27 +153,27 @@ func fftVJP(b *GradBuilder) []*tensor.Tensor {
 // rfftAdjoint: the half spectrum g (n/2+1 bins of an n-point transform of
 // x along axis) zero-padded to n bins, transformed back with norm, its
 // real part, fitted to x's length.
-func (b *GradBuilder) rfftAdjoint(x, g *tensor.Tensor, n, axis int, norm string) *tensor.Tensor {
-	if b.err != nil {
+func rfftAdjoint(b *GradBuilder, x, g *tensor.Tensor, n, axis int, norm string) *tensor.Tensor {
+	if b.Err() != nil {
 		return nil
 	}
 	if n == 0 {
 		n = x.Shape()[axis]
 	}
-	full := b.fitAxis(g, axis, n)
-	gx := b.un("real", b.Call("ifft", Attrs{Axes: []int{axis}, Norm: norm}, full))
-	return b.fitAxis(gx, axis, x.Shape()[axis])
+	full := fitAxis(b, g, axis, n)
+	gx := b.Unary("real", b.Call("ifft", Attrs{Axes: []int{axis}, Norm: norm}, full))
+	return fitAxis(b, gx, axis, x.Shape()[axis])
 }
 
 // irfftAdjoint: the rfft of g (y = irfft(x) of length n) with norm, the
 // bins that stand for two (1 .. n-n/2-1) doubled, fitted to x's length.
-func (b *GradBuilder) irfftAdjoint(x, g, y *tensor.Tensor, axis int, norm string) *tensor.Tensor {
-	if b.err != nil || y == nil {
+func irfftAdjoint(b *GradBuilder, x, g, y *tensor.Tensor, axis int, norm string) *tensor.Tensor {
+	if b.Err() != nil || y == nil {
 		return nil
 	}
 	n := y.Shape()[axis]
 	gi := b.Call("rfft", Attrs{Axes: []int{axis}, Norm: norm}, g)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	bins := gi.Shape()[axis]
@@ -189,6 +189,6 @@ func (b *GradBuilder) irfftAdjoint(x, g, y *tensor.Tensor, axis int, norm string
 		shape[i] = 1
 	}
 	shape[axis] = bins
-	gi = b.mul(gi, b.constant(gi.Dtype(), shape, w))
-	return b.fitAxis(gi, axis, x.Shape()[axis])
+	gi = b.Mul(gi, b.Constant(gi.Dtype(), shape, w))
+	return fitAxis(b, gi, axis, x.Shape()[axis])
 }

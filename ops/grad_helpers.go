@@ -1,40 +1,42 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
 )
 
 // Short forms of the ops the built-in VJP rules are written with.
 
-func (b *GradBuilder) bin(name string, x, y *tensor.Tensor) *tensor.Tensor {
+func (b *GradBuilder) Binary(name string, x, y *tensor.Tensor) *tensor.Tensor {
 	return b.Call(name, Attrs{}, x, y)
 }
 
-func (b *GradBuilder) un(name string, x *tensor.Tensor) *tensor.Tensor {
+func (b *GradBuilder) Unary(name string, x *tensor.Tensor) *tensor.Tensor {
 	return b.Call(name, Attrs{}, x)
 }
 
-func (b *GradBuilder) add(x, y *tensor.Tensor) *tensor.Tensor { return b.bin("add", x, y) }
-func (b *GradBuilder) sub(x, y *tensor.Tensor) *tensor.Tensor { return b.bin("sub", x, y) }
-func (b *GradBuilder) mul(x, y *tensor.Tensor) *tensor.Tensor { return b.bin("mul", x, y) }
-func (b *GradBuilder) div(x, y *tensor.Tensor) *tensor.Tensor { return b.bin("div", x, y) }
-func (b *GradBuilder) neg(x *tensor.Tensor) *tensor.Tensor    { return b.un("neg", x) }
+func (b *GradBuilder) Add(x, y *tensor.Tensor) *tensor.Tensor { return b.Binary("add", x, y) }
+func (b *GradBuilder) Sub(x, y *tensor.Tensor) *tensor.Tensor { return b.Binary("sub", x, y) }
+func (b *GradBuilder) Mul(x, y *tensor.Tensor) *tensor.Tensor { return b.Binary("mul", x, y) }
+func (b *GradBuilder) Div(x, y *tensor.Tensor) *tensor.Tensor { return b.Binary("div", x, y) }
+func (b *GradBuilder) Neg(x *tensor.Tensor) *tensor.Tensor    { return b.Unary("neg", x) }
 
-// conj is x's conjugate; x itself when x is real.
-func (b *GradBuilder) conj(x *tensor.Tensor) *tensor.Tensor {
+// Conj is x's conjugate; x itself when x is real.
+func (b *GradBuilder) Conj(x *tensor.Tensor) *tensor.Tensor {
 	if x == nil || !x.Dtype().IsComplex() {
 		return x
 	}
-	return b.un("conj", x)
+	return b.Unary("conj", x)
 }
 
-// scale is x·v, v of x's dtype.
-func (b *GradBuilder) scale(x *tensor.Tensor, v complex128) *tensor.Tensor {
+// Scale is x·v, v of x's dtype.
+func (b *GradBuilder) Scale(x *tensor.Tensor, v complex128) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
-	return b.mul(x, b.Const(x.Dtype(), v))
+	return b.Mul(x, b.Const(x.Dtype(), v))
 }
 
 // addc is x + v, v of x's dtype.
@@ -42,38 +44,38 @@ func (b *GradBuilder) addc(x *tensor.Tensor, v complex128) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
-	return b.add(x, b.Const(x.Dtype(), v))
+	return b.Add(x, b.Const(x.Dtype(), v))
 }
 
-// rsub is v - x, v of x's dtype.
-func (b *GradBuilder) rsub(v complex128, x *tensor.Tensor) *tensor.Tensor {
+// Rsub is v - x, v of x's dtype.
+func (b *GradBuilder) Rsub(v complex128, x *tensor.Tensor) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
-	return b.sub(b.Const(x.Dtype(), v), x)
+	return b.Sub(b.Const(x.Dtype(), v), x)
 }
 
-// zero is a 0-d zero of x's dtype.
-func (b *GradBuilder) zero(x *tensor.Tensor) *tensor.Tensor {
+// Zero is a 0-d zero of x's dtype.
+func (b *GradBuilder) Zero(x *tensor.Tensor) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
 	return b.Const(x.Dtype(), 0)
 }
 
-// where is cond ? x : y.
-func (b *GradBuilder) where(cond, x, y *tensor.Tensor) *tensor.Tensor {
+// Where is cond ? x : y.
+func (b *GradBuilder) Where(cond, x, y *tensor.Tensor) *tensor.Tensor {
 	return b.Call("where", Attrs{}, cond, x, y)
 }
 
-// castTo converts g to dt: the real part first when g is complex and dt
+// CastTo converts g to dt: the real part first when g is complex and dt
 // is not.
-func (b *GradBuilder) castTo(g *tensor.Tensor, dt tensor.Dtype) *tensor.Tensor {
+func (b *GradBuilder) CastTo(g *tensor.Tensor, dt tensor.Dtype) *tensor.Tensor {
 	if g == nil || g.Dtype() == dt {
 		return g
 	}
 	if g.Dtype().IsComplex() && !dt.IsComplex() {
-		g = b.un("real", g)
+		g = b.Unary("real", g)
 		if g == nil || g.Dtype() == dt {
 			return g
 		}
@@ -97,8 +99,8 @@ func (b *GradBuilder) bcast(x *tensor.Tensor, shape []int) *tensor.Tensor {
 	return b.Call("broadcast_to", Attrs{Shape: append([]int{}, shape...)}, x)
 }
 
-// transpose permutes x's axes (x itself for the identity).
-func (b *GradBuilder) transpose(x *tensor.Tensor, perm []int) *tensor.Tensor {
+// Transpose permutes x's axes (x itself for the identity).
+func (b *GradBuilder) Transpose(x *tensor.Tensor, perm []int) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
@@ -112,8 +114,8 @@ func (b *GradBuilder) transpose(x *tensor.Tensor, perm []int) *tensor.Tensor {
 	return b.Call("transpose", Attrs{Perm: perm}, x)
 }
 
-// mT swaps x's last two axes.
-func (b *GradBuilder) mT(x *tensor.Tensor) *tensor.Tensor {
+// MT swaps x's last two axes.
+func (b *GradBuilder) MT(x *tensor.Tensor) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
@@ -123,11 +125,11 @@ func (b *GradBuilder) mT(x *tensor.Tensor) *tensor.Tensor {
 		perm[i] = i
 	}
 	perm[r-2], perm[r-1] = perm[r-1], perm[r-2]
-	return b.transpose(x, perm)
+	return b.Transpose(x, perm)
 }
 
-// slice is x[..., start:stop, ...] along axis.
-func (b *GradBuilder) slice(x *tensor.Tensor, axis, start, stop int) *tensor.Tensor {
+// Slice is x[..., start:stop, ...] along axis.
+func (b *GradBuilder) Slice(x *tensor.Tensor, axis, start, stop int) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
@@ -135,14 +137,14 @@ func (b *GradBuilder) slice(x *tensor.Tensor, axis, start, stop int) *tensor.Ten
 	if start == 0 && stop == shape[axis] {
 		return x
 	}
-	st := rowMajor(shape)
+	st := RowMajor(shape)
 	sub := append([]int{}, shape...)
 	sub[axis] = stop - start
 	return b.Call("strided_copy", Attrs{Shape: sub, SrcOffset: start * st[axis], SrcStrides: st}, x)
 }
 
-// keptShape is shape with the reduced axes (normalized) as 1s.
-func keptShape(shape, axes []int) []int {
+// KeptShape is shape with the reduced axes (normalized) as 1s.
+func KeptShape(shape, axes []int) []int {
 	k := append([]int{}, shape...)
 	for _, a := range axes {
 		k[a] = 1
@@ -150,8 +152,8 @@ func keptShape(shape, axes []int) []int {
 	return k
 }
 
-// invPerm is perm's inverse.
-func invPerm(perm []int) []int {
+// InvPerm is perm's inverse.
+func InvPerm(perm []int) []int {
 	inv := make([]int, len(perm))
 	for i, p := range perm {
 		inv[p] = i
@@ -162,12 +164,12 @@ func invPerm(perm []int) []int {
 // axisOf is the op's one axis (Attrs.Axes; def when unset), normalized
 // against rank r; -1 after a failure (which sticks to b).
 func (b *GradBuilder) axisOf(def, r int) int {
-	a, err := axisAttr(b.name, b.at.Axes, def)
+	a, err := AxisAttr(b.name, b.at.Axes, def)
 	if err == nil && (a < -r || a >= r) {
 		err = core.Invalid("ops.%s: axis %d is out of range for %d dimensions", b.name, a, r)
 	}
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return -1
 	}
 	if a < 0 {
@@ -186,7 +188,42 @@ func (b *GradBuilder) scanCot() (*tensor.Tensor, *tensor.Tensor, int) {
 	}
 	axis := b.axisOf(0, len(x.Shape()))
 	if b.err == nil && b.at.IncludeInitial {
-		g = b.slice(g, axis, 1, g.Shape()[axis])
+		g = b.Slice(g, axis, 1, g.Shape()[axis])
 	}
 	return x, g, axis
+}
+
+// MH is x's conjugate transpose over its last two axes.
+func (b *GradBuilder) MH(x *tensor.Tensor) *tensor.Tensor { return b.Conj(b.MT(x)) }
+
+// MatMul is the matrix product.
+func (b *GradBuilder) MatMul(x, y *tensor.Tensor) *tensor.Tensor { return b.Binary("matmul", x, y) }
+
+// RealOnly fails for a complex input: the rule is written for real
+// matrices only.
+func (b *GradBuilder) RealOnly(x *tensor.Tensor) bool {
+	if x.Dtype().IsComplex() {
+		b.Fail(fmt.Errorf("ops.%s: VJP: %w: the complex %s's VJP is not written yet: %w", b.name, ErrNoGradient, b.name, core.ErrInvalid))
+		return false
+	}
+	return true
+}
+
+// Eye is the identity of x's last two axes (square), in x's dtype.
+func (b *GradBuilder) Eye(x *tensor.Tensor) *tensor.Tensor {
+	sh := x.Shape()
+	m, n := sh[len(sh)-2], sh[len(sh)-1]
+	return b.DiagMask(x.Dtype(), m, n, 0)
+}
+
+// DiagMask is the [m, n] matrix of dtype dt with ones on diagonal offset
+// (true for bool), a constant.
+func (b *GradBuilder) DiagMask(dt tensor.Dtype, m, n, offset int) *tensor.Tensor {
+	vs := make([]complex128, m*n)
+	for i := 0; i < m; i++ {
+		if j := i + offset; j >= 0 && j < n {
+			vs[i*n+j] = 1
+		}
+	}
+	return b.Constant(dt, []int{m, n}, vs)
 }

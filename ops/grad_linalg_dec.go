@@ -17,20 +17,22 @@ import (
 // so it is the derivative of the op as computed.
 
 func init() {
-	defVJP("inv", invVJP)
-	defVJP("solve", solveVJP)
-	defVJP("det", detVJP)
-	defVJP("slogdet", slogdetVJP)
-	defVJP("cholesky", choleskyVJP)
-	defVJP("eigh", eighVJP)
-	defVJP("eigvalsh", eighVJP)
-	defVJP("svdvals", svdvalsVJP)
-	defVJP("trace", traceVJP)
-	defVJP("diagonal", diagonalVJP)
-	defVJP("vector_norm", vectorNormVJP)
-	defVJP("matrix_norm", matrixNormVJP)
-	defVJP("matrix_power", matrixPowerVJP)
-	defVJP("pinv", pinvVJP)
+	DefVJP("inv", invVJP)
+	DefVJP("solve", solveVJP)
+	DefVJP("det", detVJP)
+	DefVJP("slogdet", slogdetVJP)
+	DefVJP("cholesky", choleskyVJP)
+	DefVJP("eigh", eighVJP)
+	DefVJP("eigvalsh", eighVJP)
+	DefVJP("svdvals", svdvalsVJP)
+	DefVJP("trace", traceVJP)
+	DefVJP("diagonal", diagonalVJP)
+	DefVJP("vector_norm", vectorNormVJP)
+	DefVJP("matrix_norm", matrixNormVJP)
+	DefVJP("matrix_power", matrixPowerVJP)
+	DefVJP("pinv", pinvVJP)
+	DefVJP("qr", qrVJP)
+	DefVJP("svd", svdVJP)
 }
 
 // pinvVJP (real, where the rank is locally constant; Golub and Pereyra):
@@ -39,57 +41,41 @@ func init() {
 func pinvVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	res := make([]*tensor.Tensor, b.NumIn())
-	if b.err != nil || !b.realOnly(a) {
+	if b.Err() != nil || !b.RealOnly(a) {
 		return nil
 	}
 	p := b.Out(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
-	pt, gt := b.mT(p), b.mT(g)
-	t1 := b.neg(b.mm(b.mm(pt, g), pt))
-	ap := b.mm(a, p) // m×m
-	t2 := b.mm(b.sub(gt, b.mm(ap, gt)), b.mm(p, pt))
-	pa := b.mm(p, a) // n×n
-	t3 := b.mm(b.mm(pt, p), b.sub(gt, b.mm(gt, pa)))
-	res[0] = b.add(b.add(t1, t2), t3)
+	pt, gt := b.MT(p), b.MT(g)
+	t1 := b.Neg(b.MatMul(b.MatMul(pt, g), pt))
+	ap := b.MatMul(a, p) // m×m
+	t2 := b.MatMul(b.Sub(gt, b.MatMul(ap, gt)), b.MatMul(p, pt))
+	pa := b.MatMul(p, a) // n×n
+	t3 := b.MatMul(b.MatMul(pt, p), b.Sub(gt, b.MatMul(gt, pa)))
+	res[0] = b.Add(b.Add(t1, t2), t3)
 	return res
 }
 
-// mH is x's conjugate transpose over its last two axes.
-func (b *GradBuilder) mH(x *tensor.Tensor) *tensor.Tensor { return b.conj(b.mT(x)) }
-
-// mm is the matrix product.
-func (b *GradBuilder) mm(x, y *tensor.Tensor) *tensor.Tensor { return b.bin("matmul", x, y) }
-
 // expand2 gives a batch of scalars [...] two trailing axes of 1.
-func (b *GradBuilder) expand2(x *tensor.Tensor) *tensor.Tensor {
+func expand2(b *GradBuilder, x *tensor.Tensor) *tensor.Tensor {
 	if x == nil {
 		return nil
 	}
 	return b.Reshape(x, append(x.Shape(), 1, 1))
 }
 
-// realOnly fails for a complex input: the rule is written for real
-// matrices only.
-func (b *GradBuilder) realOnly(x *tensor.Tensor) bool {
-	if x.Dtype().IsComplex() {
-		b.fail(fmt.Errorf("ops.%s: VJP: %w: the complex %s's VJP is not written yet: %w", b.name, ErrNoGradient, b.name, core.ErrInvalid))
-		return false
-	}
-	return true
-}
-
 // invVJP: gA = -Yᴴ·G·Yᴴ.
 func invVJP(b *GradBuilder) []*tensor.Tensor {
 	y := b.Out(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
-	yh := b.mH(y)
-	return []*tensor.Tensor{b.neg(b.mm(b.mm(yh, g), yh))}
+	yh := b.MH(y)
+	return []*tensor.Tensor{b.Neg(b.MatMul(b.MatMul(yh, g), yh))}
 }
 
 // solveVJP: X = A⁻¹B, gB = A⁻ᴴ·G and gA = -gB·Xᴴ (a 1-d b as a column).
@@ -97,7 +83,7 @@ func solveVJP(bl *GradBuilder) []*tensor.Tensor {
 	a, b := bl.In(0), bl.In(1)
 	x := bl.Out(0)
 	g := bl.Cot(0)
-	if bl.err != nil {
+	if bl.Err() != nil {
 		return nil
 	}
 	vec := len(b.Shape()) == 1
@@ -105,10 +91,10 @@ func solveVJP(bl *GradBuilder) []*tensor.Tensor {
 		x = bl.Reshape(x, append(x.Shape(), 1))
 		g = bl.Reshape(g, append(g.Shape(), 1))
 	}
-	gb := bl.Call("solve", Attrs{}, bl.mH(a), g)
+	gb := bl.Call("solve", Attrs{}, bl.MH(a), g)
 	res := make([]*tensor.Tensor, 2)
 	if bl.Wants(0) {
-		res[0] = bl.SumTo(bl.neg(bl.mm(gb, bl.mH(x))), a.Shape())
+		res[0] = bl.SumTo(bl.Neg(bl.MatMul(gb, bl.MH(x))), a.Shape())
 	}
 	if bl.Wants(1) {
 		if vec {
@@ -124,52 +110,33 @@ func detVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	d := b.Out(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
-	s := b.expand2(b.mul(g, b.conj(d)))
-	return []*tensor.Tensor{b.mul(s, b.mH(b.un("inv", a)))}
+	s := expand2(b, b.Mul(g, b.Conj(d)))
+	return []*tensor.Tensor{b.Mul(s, b.MH(b.Unary("inv", a)))}
 }
 
 // slogdetVJP: gA = g_logabsdet·A⁻ᵀ (the sign is constant where it is
 // differentiable).
 func slogdetVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
-	if !b.realOnly(a) {
+	if !b.RealOnly(a) {
 		return nil
 	}
-	g := b.cotOpt(1)
+	g := b.CotOpt(1)
 	if g == nil {
 		return []*tensor.Tensor{b.Zeros(a.Dtype(), a.Shape())}
 	}
-	return []*tensor.Tensor{b.mul(b.expand2(g), b.mT(b.un("inv", a)))}
+	return []*tensor.Tensor{b.Mul(expand2(b, g), b.MT(b.Unary("inv", a)))}
 }
 
 // lowerOf maps a gradient S of the symmetric matrix an op saw to the
 // gradient of the input whose lower triangle it read: S + Sᵀ below the
 // diagonal, S's diagonal, zeros above.
-func (b *GradBuilder) lowerOf(s *tensor.Tensor) *tensor.Tensor {
-	sym := b.add(s, b.mT(s))
-	return b.add(b.Call("tril", Attrs{K: -1}, sym), b.mul(s, b.eye(s)))
-}
-
-// eye is the identity of x's last two axes (square), in x's dtype.
-func (b *GradBuilder) eye(x *tensor.Tensor) *tensor.Tensor {
-	sh := x.Shape()
-	m, n := sh[len(sh)-2], sh[len(sh)-1]
-	return b.diagMask(x.Dtype(), m, n, 0)
-}
-
-// diagMask is the [m, n] matrix of dtype dt with ones on diagonal offset
-// (true for bool), a constant.
-func (b *GradBuilder) diagMask(dt tensor.Dtype, m, n, offset int) *tensor.Tensor {
-	vs := make([]complex128, m*n)
-	for i := 0; i < m; i++ {
-		if j := i + offset; j >= 0 && j < n {
-			vs[i*n+j] = 1
-		}
-	}
-	return b.constant(dt, []int{m, n}, vs)
+func lowerOf(b *GradBuilder, s *tensor.Tensor) *tensor.Tensor {
+	sym := b.Add(s, b.MT(s))
+	return b.Add(b.Call("tril", Attrs{K: -1}, sym), b.Mul(s, b.Eye(s)))
 }
 
 // choleskyVJP (real): with A = L·Lᵀ, S = L⁻ᵀ·Φ(Lᵀ·Ḡ)·L⁻¹ symmetrized,
@@ -178,103 +145,103 @@ func choleskyVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	l := b.Out(0)
 	g := b.Cot(0)
-	if b.err != nil || !b.realOnly(a) {
+	if b.Err() != nil || !b.RealOnly(a) {
 		return nil
 	}
 	if b.Attrs().Upper {
-		l, g = b.mT(l), b.mT(g)
+		l, g = b.MT(l), b.MT(g)
 	}
-	p := b.mm(b.mT(l), g)
-	phi := b.sub(b.Call("tril", Attrs{}, p), b.scale(b.mul(p, b.eye(p)), 0.5))
-	li := b.un("inv", l)
-	s := b.mm(b.mm(b.mT(li), phi), li)
-	s = b.scale(b.add(s, b.mT(s)), 0.5)
-	return []*tensor.Tensor{b.lowerOf(s)}
+	p := b.MatMul(b.MT(l), g)
+	phi := b.Sub(b.Call("tril", Attrs{}, p), b.Scale(b.Mul(p, b.Eye(p)), 0.5))
+	li := b.Unary("inv", l)
+	s := b.MatMul(b.MatMul(b.MT(li), phi), li)
+	s = b.Scale(b.Add(s, b.MT(s)), 0.5)
+	return []*tensor.Tensor{lowerOf(b, s)}
 }
 
 // eighVJP (real; eigh and eigvalsh): S = V·(diag(ḡw) + F∘(Vᵀ·ḡV))·Vᵀ
 // symmetrized, F_ij = 1/(w_j − w_i) off the diagonal.
 func eighVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
-	if !b.realOnly(a) || b.err != nil {
+	if !b.RealOnly(a) || b.Err() != nil {
 		return nil
 	}
 	var w, v, gw, gv *tensor.Tensor
-	if b.name == "eigvalsh" {
+	if b.Name() == "eigvalsh" {
 		outs := b.CallN("eigh", Attrs{}, 2, a)
-		if b.err != nil {
+		if b.Err() != nil {
 			return nil
 		}
 		w, v = outs[0], outs[1]
 		gw = b.Cot(0)
 	} else {
 		w, v = b.Out(0), b.Out(1)
-		gw, gv = b.cotOpt(0), b.cotOpt(1)
+		gw, gv = b.CotOpt(0), b.CotOpt(1)
 	}
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	n := w.Shape()[len(w.Shape())-1]
-	eye := b.diagMask(a.Dtype(), n, n, 0)
+	eye := b.DiagMask(a.Dtype(), n, n, 0)
 	var inner *tensor.Tensor
 	if gw != nil {
-		inner = b.mul(b.Reshape(gw, append(gw.Shape()[:len(gw.Shape())-1], 1, n)), eye)
+		inner = b.Mul(b.Reshape(gw, append(gw.Shape()[:len(gw.Shape())-1], 1, n)), eye)
 	}
 	if gv != nil {
 		ws := w.Shape()
 		wr := b.Reshape(w, append(append([]int{}, ws[:len(ws)-1]...), 1, n))
 		wc := b.Reshape(w, append(append([]int{}, ws[:len(ws)-1]...), n, 1))
-		e := b.add(b.sub(wr, wc), eye) // 1 on the diagonal: no division by 0 there
-		f := b.mul(b.div(b.Const(a.Dtype(), 1), e), b.rsub(1, eye))
-		t := b.mul(f, b.mm(b.mT(v), gv))
+		e := b.Add(b.Sub(wr, wc), eye) // 1 on the diagonal: no division by 0 there
+		f := b.Mul(b.Div(b.Const(a.Dtype(), 1), e), b.Rsub(1, eye))
+		t := b.Mul(f, b.MatMul(b.MT(v), gv))
 		if inner == nil {
 			inner = t
 		} else {
-			inner = b.add(inner, t)
+			inner = b.Add(inner, t)
 		}
 	}
 	if inner == nil {
 		return []*tensor.Tensor{b.Zeros(a.Dtype(), a.Shape())}
 	}
-	s := b.mm(b.mm(v, inner), b.mT(v))
-	s = b.scale(b.add(s, b.mT(s)), 0.5)
-	return []*tensor.Tensor{b.SumTo(b.lowerOf(s), a.Shape())}
+	s := b.MatMul(b.MatMul(v, inner), b.MT(v))
+	s = b.Scale(b.Add(s, b.MT(s)), 0.5)
+	return []*tensor.Tensor{b.SumTo(lowerOf(b, s), a.Shape())}
 }
 
 // svdvalsVJP: gA = U·diag(ḡs)·Vᴴ, from the reduced SVD.
 func svdvalsVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
-	outs := b.CallN("svd", Attrs{FullMatrices: ptr(false)}, 3, a)
-	if b.err != nil {
+	outs := b.CallN("svd", Attrs{FullMatrices: Ptr(false)}, 3, a)
+	if b.Err() != nil {
 		return nil
 	}
 	u, vh := outs[0], outs[2]
-	gs := b.castTo(g, a.Dtype())
+	gs := b.CastTo(g, a.Dtype())
 	gs = b.Reshape(gs, append(gs.Shape()[:len(gs.Shape())-1], 1, gs.Shape()[len(gs.Shape())-1]))
-	return []*tensor.Tensor{b.mm(b.mul(u, gs), vh)}
+	return []*tensor.Tensor{b.MatMul(b.Mul(u, gs), vh)}
 }
 
 // traceVJP: g on the diagonal.
 func traceVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	sh := a.Shape()
-	mask := b.diagMask(a.Dtype(), sh[len(sh)-2], sh[len(sh)-1], b.Attrs().Offset)
-	return []*tensor.Tensor{b.mul(b.expand2(g), mask)}
+	mask := b.DiagMask(a.Dtype(), sh[len(sh)-2], sh[len(sh)-1], b.Attrs().Offset)
+	return []*tensor.Tensor{b.Mul(expand2(b, g), mask)}
 }
 
 // diagonalVJP writes the cotangent into zeros through the diagonal view.
 func diagonalVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	sh := a.Shape()
@@ -289,9 +256,9 @@ func diagonalVJP(b *GradBuilder) []*tensor.Tensor {
 	if off < 0 {
 		start = -off * n
 	}
-	st := rowMajor(sh)
+	st := RowMajor(sh)
 	dst := append(append([]int{}, st[:r-2]...), n+1)
-	b.into("strided_copy", Attrs{Shape: g.Shape(), DstOffset: start, DstStrides: dst}, z, g)
+	b.Into("strided_copy", Attrs{Shape: g.Shape(), DstOffset: start, DstStrides: dst}, z, g)
 	return []*tensor.Tensor{z}
 }
 
@@ -300,31 +267,31 @@ func diagonalVJP(b *GradBuilder) []*tensor.Tensor {
 func vectorNormVJP(b *GradBuilder) []*tensor.Tensor {
 	x := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	at := b.Attrs()
-	axes, err := normAxes(b.name, at.Axes, len(x.Shape()))
+	axes, err := NormAxes(b.Name(), at.Axes, len(x.Shape()))
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return nil
 	}
-	gk := b.Reshape(g, keptShape(x.Shape(), axes))
+	gk := b.Reshape(g, KeptShape(x.Shape(), axes))
 	switch at.Ord {
 	case "", "2":
-		yk := b.Reshape(b.Out(0), keptShape(x.Shape(), axes))
-		return []*tensor.Tensor{b.normGrad(x, yk, gk)}
+		yk := b.Reshape(b.Out(0), KeptShape(x.Shape(), axes))
+		return []*tensor.Tensor{normGrad(b, x, yk, gk)}
 	case "1":
-		return []*tensor.Tensor{b.mul(b.castTo(gk, x.Dtype()), b.un("sign", x))}
+		return []*tensor.Tensor{b.Mul(b.CastTo(gk, x.Dtype()), b.Unary("sign", x))}
 	}
-	b.fail(fmt.Errorf("ops.vector_norm: VJP: %w: ord %q's VJP is not written yet (2 and 1 are): %w", ErrNoGradient, at.Ord, core.ErrInvalid))
+	b.Fail(fmt.Errorf("ops.vector_norm: VJP: %w: ord %q's VJP is not written yet (2 and 1 are): %w", ErrNoGradient, at.Ord, core.ErrInvalid))
 	return nil
 }
 
 // normGrad is gk·x/yk, 0 where yk is 0.
-func (b *GradBuilder) normGrad(x, yk, gk *tensor.Tensor) *tensor.Tensor {
-	q := b.where(b.bin("equal", yk, b.zero(yk)), b.zero(gk), b.div(gk, yk))
-	return b.mul(b.castTo(q, x.Dtype()), x)
+func normGrad(b *GradBuilder, x, yk, gk *tensor.Tensor) *tensor.Tensor {
+	q := b.Where(b.Binary("equal", yk, b.Zero(yk)), b.Zero(gk), b.Div(gk, yk))
+	return b.Mul(b.CastTo(q, x.Dtype()), x)
 }
 
 // matrixNormVJP (Frobenius, the default): g·x/‖x‖.
@@ -332,56 +299,189 @@ func matrixNormVJP(b *GradBuilder) []*tensor.Tensor {
 	x := b.In(0)
 	g := b.Cot(0)
 	y := b.Out(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	if o := b.Attrs().Ord; o != "" && o != "fro" {
-		b.fail(fmt.Errorf("ops.matrix_norm: VJP: %w: ord %q's VJP is not written yet (fro is): %w", ErrNoGradient, o, core.ErrInvalid))
+		b.Fail(fmt.Errorf("ops.matrix_norm: VJP: %w: ord %q's VJP is not written yet (fro is): %w", ErrNoGradient, o, core.ErrInvalid))
 		return nil
 	}
 	r := len(x.Shape())
-	kept := keptShape(x.Shape(), []int{r - 2, r - 1})
-	return []*tensor.Tensor{b.normGrad(x, b.Reshape(y, kept), b.Reshape(g, kept))}
+	kept := KeptShape(x.Shape(), []int{r - 2, r - 1})
+	return []*tensor.Tensor{normGrad(b, x, b.Reshape(y, kept), b.Reshape(g, kept))}
 }
 
 // matrixPowerVJP (n ≥ 0): gA = Σ_k (Aᴴ)^k·G·(Aᴴ)^(n−1−k).
 func matrixPowerVJP(b *GradBuilder) []*tensor.Tensor {
 	a := b.In(0)
 	g := b.Cot(0)
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil
 	}
 	n := b.Attrs().N
 	if n < 0 {
-		b.fail(fmt.Errorf("ops.matrix_power: VJP: %w: negative powers' VJP is not written yet: %w", ErrNoGradient, core.ErrInvalid))
+		b.Fail(fmt.Errorf("ops.matrix_power: VJP: %w: negative powers' VJP is not written yet: %w", ErrNoGradient, core.ErrInvalid))
 		return nil
 	}
 	if n == 0 {
 		return []*tensor.Tensor{b.Zeros(a.Dtype(), a.Shape())}
 	}
-	ah := b.mH(a)
+	ah := b.MH(a)
 	pows := []*tensor.Tensor{nil} // pows[k] = (Aᴴ)^k, nil for the identity
 	for k := 1; k < n; k++ {
 		if k == 1 {
 			pows = append(pows, ah)
 		} else {
-			pows = append(pows, b.mm(pows[k-1], ah))
+			pows = append(pows, b.MatMul(pows[k-1], ah))
 		}
 	}
 	var sum *tensor.Tensor
 	for k := 0; k < n; k++ {
 		t := g
 		if pows[k] != nil {
-			t = b.mm(pows[k], t)
+			t = b.MatMul(pows[k], t)
 		}
 		if p := pows[n-1-k]; p != nil {
-			t = b.mm(t, p)
+			t = b.MatMul(t, p)
 		}
 		if sum == nil {
 			sum = t
 		} else {
-			sum = b.add(sum, t)
+			sum = b.Add(sum, t)
 		}
 	}
 	return []*tensor.Tensor{sum}
+}
+
+// qrVJP (real, reduced, m ≥ n): M = R·ḡRᵀ − ḡQᵀ·Q and
+// gA = (ḡQ + Q·copyltu(M))·R⁻ᵀ, copyltu(M) = tril(M) + tril(M, −1)ᵀ
+// (Liao et al. 2019).
+func qrVJP(b *GradBuilder) []*tensor.Tensor {
+	a := b.In(0)
+	if b.Err() != nil || !b.RealOnly(a) {
+		return nil
+	}
+	sh := a.Shape()
+	m, n := sh[len(sh)-2], sh[len(sh)-1]
+	if mode := b.Attrs().Mode; (mode != "" && mode != "reduced") || m < n {
+		b.Fail(fmt.Errorf("ops.qr: VJP: %w: only the reduced QR of a matrix with m ≥ n has a VJP (this is %d×%d, mode %q): %w", ErrNoGradient, m, n, mode, core.ErrInvalid))
+		return nil
+	}
+	q, rr := b.Out(0), b.Out(1)
+	if b.Err() != nil {
+		return nil
+	}
+	gq, gr := b.CotOpt(0), b.CotOpt(1)
+	var mm *tensor.Tensor
+	if gr != nil {
+		mm = b.MatMul(rr, b.MT(gr))
+	}
+	if gq != nil {
+		t := b.MatMul(b.MT(gq), q)
+		if mm == nil {
+			mm = b.Neg(t)
+		} else {
+			mm = b.Sub(mm, t)
+		}
+	}
+	if mm == nil {
+		return []*tensor.Tensor{b.Zeros(a.Dtype(), sh)}
+	}
+	cl := b.Add(b.Call("tril", Attrs{}, mm), b.MT(b.Call("tril", Attrs{K: -1}, mm)))
+	lhs := b.MatMul(q, cl)
+	if gq != nil {
+		lhs = b.Add(gq, lhs)
+	}
+	return []*tensor.Tensor{b.MatMul(lhs, b.MT(b.Unary("inv", rr)))}
+}
+
+// svdVJP (real; the reduced SVD, or a square matrix): with A = U·S·Vᵀ and
+// F_ij = 1/(s_j² − s_i²) off the diagonal (Townsend 2016),
+// gA = U·[(F∘(UᵀŪ − ŪᵀU))·S + diag(S̄) + S·(F∘(VᵀV̄ − V̄ᵀV))]·Vᵀ
+// + (I − UUᵀ)·Ū·S⁻¹·Vᵀ + U·S⁻¹·V̄ᵀ·(I − VVᵀ). Repeated or zero singular
+// values give Inf or NaN in the vectors' part.
+func svdVJP(bl *GradBuilder) []*tensor.Tensor {
+	a := bl.In(0)
+	if bl.Err() != nil || !bl.RealOnly(a) {
+		return nil
+	}
+	sh := a.Shape()
+	r := len(sh)
+	m, n := sh[r-2], sh[r-1]
+	full := bl.Attrs().FullMatrices == nil || *bl.Attrs().FullMatrices
+	if full && m != n {
+		bl.Fail(fmt.Errorf("ops.svd: VJP: %w: only the reduced SVD (full_matrices false) of a non-square matrix has a VJP: %w", ErrNoGradient, core.ErrInvalid))
+		return nil
+	}
+	u, s, vh := bl.Out(0), bl.Out(1), bl.Out(2)
+	if bl.Err() != nil {
+		return nil
+	}
+	k := min(m, n)
+	batch := sh[:r-2]
+	row := func(t *tensor.Tensor) *tensor.Tensor { // [..., k] → [..., 1, k]
+		return bl.Reshape(t, append(append([]int{}, batch...), 1, k))
+	}
+	col := func(t *tensor.Tensor) *tensor.Tensor { // [..., k] → [..., k, 1]
+		return bl.Reshape(t, append(append([]int{}, batch...), k, 1))
+	}
+	dt := a.Dtype()
+	eye := bl.DiagMask(dt, k, k, 0)
+	v := bl.MT(vh)
+	s2 := bl.Mul(s, s)
+	e := bl.Add(bl.Sub(row(s2), col(s2)), eye)
+	f := bl.Mul(bl.Div(bl.Const(dt, 1), e), bl.Rsub(1, eye))
+	var inner *tensor.Tensor
+	addTo := func(t *tensor.Tensor) {
+		if inner == nil {
+			inner = t
+		} else {
+			inner = bl.Add(inner, t)
+		}
+	}
+	gu, gs, gvh := bl.CotOpt(0), bl.CotOpt(1), bl.CotOpt(2)
+	var extra *tensor.Tensor
+	sinv := bl.Div(bl.Const(dt, 1), s)
+	if gs != nil {
+		addTo(bl.Mul(row(gs), eye))
+	}
+	if gu != nil {
+		ut := bl.MatMul(bl.MT(u), gu)
+		j := bl.Mul(f, bl.Sub(ut, bl.MT(ut)))
+		addTo(bl.Mul(j, row(s)))
+		if m > k {
+			proj := bl.Sub(gu, bl.MatMul(u, ut))
+			extra = bl.MatMul(bl.Mul(proj, row(sinv)), vh)
+		}
+	}
+	if gvh != nil {
+		gv := bl.MT(gvh)
+		vt := bl.MatMul(vh, gv)
+		kk := bl.Mul(f, bl.Sub(vt, bl.MT(vt)))
+		addTo(bl.Mul(col(s), kk))
+		if n > k {
+			proj := bl.Sub(gvh, bl.MatMul(bl.MT(vt), vh)) // V̄ᵀ·(I − VVᵀ)
+			t := bl.MatMul(bl.Mul(u, row(sinv)), proj)
+			if extra == nil {
+				extra = t
+			} else {
+				extra = bl.Add(extra, t)
+			}
+		}
+	}
+	if inner == nil && extra == nil {
+		return []*tensor.Tensor{bl.Zeros(dt, sh)}
+	}
+	var ga *tensor.Tensor
+	if inner != nil {
+		ga = bl.MatMul(bl.MatMul(u, inner), bl.MT(v))
+	}
+	if extra != nil {
+		if ga == nil {
+			ga = extra
+		} else {
+			ga = bl.Add(ga, extra)
+		}
+	}
+	return []*tensor.Tensor{ga}
 }

@@ -23,7 +23,7 @@ func cot1(b *GradBuilder) (*tensor.Tensor, *tensor.Tensor) {
 }
 
 func init() {
-	defVJP("transpose", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("transpose", func(b *GradBuilder) []*tensor.Tensor {
 		x, g := cot1(b)
 		if b.err != nil {
 			return nil
@@ -36,13 +36,13 @@ func init() {
 				perm[i] = r - 1 - i
 			}
 		}
-		return []*tensor.Tensor{b.transpose(g, invPerm(perm))}
+		return []*tensor.Tensor{b.Transpose(g, InvPerm(perm))}
 	})
-	defVJP("flip", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("flip", func(b *GradBuilder) []*tensor.Tensor {
 		_, g := cot1(b)
 		return []*tensor.Tensor{b.Call("flip", b.Attrs(), g)}
 	})
-	defVJP("roll", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("roll", func(b *GradBuilder) []*tensor.Tensor {
 		_, g := cot1(b)
 		at := b.Attrs()
 		at.Shift = slices.Clone(at.Shift)
@@ -51,19 +51,19 @@ func init() {
 		}
 		return []*tensor.Tensor{b.Call("roll", at, g)}
 	})
-	defVJP("broadcast_to", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("broadcast_to", func(b *GradBuilder) []*tensor.Tensor {
 		x, g := cot1(b)
 		if b.err != nil {
 			return nil
 		}
 		return []*tensor.Tensor{b.SumTo(g, x.Shape())}
 	})
-	defVJP("tile", tileVJP)
-	defVJP("repeat", repeatVJP)
-	defVJP("concat", concatVJP)
-	defVJP("stack", stackVJP)
-	defVJP("strided_copy", stridedVJP)
-	defVJP("take", gatherVJP)
+	DefVJP("tile", tileVJP)
+	DefVJP("repeat", repeatVJP)
+	DefVJP("concat", concatVJP)
+	DefVJP("stack", stackVJP)
+	DefVJP("strided_copy", stridedVJP)
+	DefVJP("take", gatherVJP)
 }
 
 // tileVJP sums the cotangent over the tiles: reshaped to (reps0, x0,
@@ -92,8 +92,8 @@ func tileVJP(b *GradBuilder) []*tensor.Tensor {
 			split = append(split, pr[i]*px[i])
 		}
 	}
-	if len(split) > maxRank {
-		b.fail(core.Invalid("ops.tile: VJP: %d split dimensions, more than %d", len(split), maxRank))
+	if len(split) > MaxRank {
+		b.Fail(core.Invalid("ops.tile: VJP: %d split dimensions, more than %d", len(split), MaxRank))
 		return nil
 	}
 	gs := b.Reshape(g, split)
@@ -130,9 +130,9 @@ func repeatVJP(b *GradBuilder) []*tensor.Tensor {
 		gs := b.Reshape(g, []int{x.Len(), at.Repeats})
 		return []*tensor.Tensor{b.Reshape(b.sum(gs, []int{1}, false), xs)}
 	}
-	axis, err := axisAttr("repeat", at.Axes, 0)
+	axis, err := AxisAttr("repeat", at.Axes, 0)
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return nil
 	}
 	if axis < 0 {
@@ -157,7 +157,7 @@ func concatVJP(b *GradBuilder) []*tensor.Tensor {
 	for i := range res {
 		n := b.In(i).Shape()[axis]
 		if b.Wants(i) {
-			res[i] = b.slice(g, axis, off, off+n)
+			res[i] = b.Slice(g, axis, off, off+n)
 		}
 		off += n
 	}
@@ -177,7 +177,7 @@ func stackVJP(b *GradBuilder) []*tensor.Tensor {
 	res := make([]*tensor.Tensor, b.NumIn())
 	for i := range res {
 		if b.Wants(i) {
-			res[i] = b.Reshape(b.slice(g, axis, i, i+1), b.In(i).Shape())
+			res[i] = b.Reshape(b.Slice(g, axis, i, i+1), b.In(i).Shape())
 		}
 	}
 	return res
@@ -192,14 +192,14 @@ func stridedVJP(b *GradBuilder) []*tensor.Tensor {
 		return nil
 	}
 	if b.at.DstOffset != 0 || b.at.DstStrides != nil {
-		b.fail(fmt.Errorf("ops.strided_copy: VJP: %w: a copy into a given destination view: %w", ErrNoGradient, core.ErrInvalid))
+		b.Fail(fmt.Errorf("ops.strided_copy: VJP: %w: a copy into a given destination view: %w", ErrNoGradient, core.ErrInvalid))
 		return nil
 	}
 	at := b.Attrs()
 	shape := at.Shape
 	st := at.SrcStrides
 	if st == nil {
-		st = rowMajor(shape)
+		st = RowMajor(shape)
 	}
 	var bc, keepShape, keepSt []int
 	for i, s := range st {
@@ -214,11 +214,11 @@ func stridedVJP(b *GradBuilder) []*tensor.Tensor {
 		g = b.sum(g, bc, false)
 	}
 	if !nonOverlapping(keepShape, keepSt) {
-		b.fail(fmt.Errorf("ops.strided_copy: VJP: %w: the source view %v strides %v reaches an element twice: %w", ErrNoGradient, shape, st, core.ErrInvalid))
+		b.Fail(fmt.Errorf("ops.strided_copy: VJP: %w: the source view %v strides %v reaches an element twice: %w", ErrNoGradient, shape, st, core.ErrInvalid))
 		return nil
 	}
 	z := b.Zeros(x.Dtype(), x.Shape())
-	b.into("strided_copy", Attrs{Shape: keepShape, DstOffset: at.SrcOffset, DstStrides: keepSt}, z, g)
+	b.Into("strided_copy", Attrs{Shape: keepShape, DstOffset: at.SrcOffset, DstStrides: keepSt}, z, g)
 	return []*tensor.Tensor{z}
 }
 
@@ -251,7 +251,7 @@ func nonOverlapping(shape, strides []int) bool {
 	return true
 }
 
-func ptr[T any](v T) *T { return &v }
+func Ptr[T any](v T) *T { return &v }
 
 // arange is [1, n] of 0..n-1 in dtype dt.
 func (b *GradBuilder) arange(dt tensor.Dtype, n int) *tensor.Tensor {
@@ -259,5 +259,5 @@ func (b *GradBuilder) arange(dt tensor.Dtype, n int) *tensor.Tensor {
 	for i := range vs {
 		vs[i] = complex(float64(i), 0)
 	}
-	return b.constant(dt, []int{1, n}, vs)
+	return b.Constant(dt, []int{1, n}, vs)
 }

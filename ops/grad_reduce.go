@@ -7,14 +7,14 @@ import (
 // VJPs of the reductions (reduce.go), softmax and the scans.
 
 func init() {
-	defVJP("sum", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("sum", func(b *GradBuilder) []*tensor.Tensor {
 		x, gk, _ := reduceCot(b)
 		if b.err != nil {
 			return nil
 		}
 		return []*tensor.Tensor{b.bcast(gk, x.Shape())}
 	})
-	defVJP("mean", func(b *GradBuilder) []*tensor.Tensor {
+	DefVJP("mean", func(b *GradBuilder) []*tensor.Tensor {
 		x, gk, axes := reduceCot(b)
 		if b.err != nil {
 			return nil
@@ -23,15 +23,15 @@ func init() {
 		for _, a := range axes {
 			n *= x.Shape()[a]
 		}
-		return []*tensor.Tensor{b.bcast(b.scale(gk, complex(1/float64(max(n, 1)), 0)), x.Shape())}
+		return []*tensor.Tensor{b.bcast(b.Scale(gk, complex(1/float64(max(n, 1)), 0)), x.Shape())}
 	})
-	defVJP("max", extremumVJP)
-	defVJP("min", extremumVJP)
-	defVJP("prod", prodVJP)
-	defVJP("softmax", softmaxVJP)
-	defVJP("cumulative_sum", cumsumVJP)
-	defNoGrad("an index: its integer result has no derivative", "argmax", "argsort", "searchsorted", "nonzero")
-	defNoGrad("a set op: its values are the input's, counted and sorted; its shape depends on the data",
+	DefVJP("max", extremumVJP)
+	DefVJP("min", extremumVJP)
+	DefVJP("prod", prodVJP)
+	DefVJP("softmax", softmaxVJP)
+	DefVJP("cumulative_sum", cumsumVJP)
+	DefNoGrad("an index: its integer result has no derivative", "argmax", "argsort", "searchsorted", "nonzero")
+	DefNoGrad("a set op: its values are the input's, counted and sorted; its shape depends on the data",
 		"unique_all", "unique_counts", "unique_inverse", "unique_values")
 }
 
@@ -43,12 +43,12 @@ func reduceCot(b *GradBuilder) (*tensor.Tensor, *tensor.Tensor, []int) {
 	if b.err != nil {
 		return nil, nil, nil
 	}
-	axes, err := normAxes(b.Name(), b.Attrs().Axes, len(x.Shape()))
+	axes, err := NormAxes(b.Name(), b.Attrs().Axes, len(x.Shape()))
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return nil, nil, nil
 	}
-	return x, b.Reshape(g, keptShape(x.Shape(), axes)), axes
+	return x, b.Reshape(g, KeptShape(x.Shape(), axes)), axes
 }
 
 // extremumVJP (max, min): the cotangent goes to the elements equal to the
@@ -59,10 +59,10 @@ func extremumVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil {
 		return nil
 	}
-	yk := b.Reshape(y, keptShape(x.Shape(), axes))
-	mask := b.bin("equal", x, yk)
+	yk := b.Reshape(y, KeptShape(x.Shape(), axes))
+	mask := b.Binary("equal", x, yk)
 	count := b.sum(b.Call("cast", Attrs{Dtype: x.Dtype()}, mask), axes, true)
-	return []*tensor.Tensor{b.where(mask, b.div(gk, count), b.zero(x))}
+	return []*tensor.Tensor{b.Where(mask, b.Div(gk, count), b.Zero(x))}
 }
 
 // prodVJP: the product of the other elements, from the exclusive
@@ -80,7 +80,7 @@ func prodVJP(b *GradBuilder) []*tensor.Tensor {
 	var perm, kept []int
 	k := 1
 	for i, d := range shape {
-		if !containsInt(axes, i) {
+		if !ContainsInt(axes, i) {
 			perm = append(perm, i)
 			kept = append(kept, d)
 		}
@@ -89,25 +89,25 @@ func prodVJP(b *GradBuilder) []*tensor.Tensor {
 		perm = append(perm, a)
 		k *= shape[a]
 	}
-	xt := b.transpose(x, perm)
+	xt := b.Transpose(x, perm)
 	flat := append(append([]int{}, kept...), k)
 	xf := b.Reshape(xt, flat)
 	last := len(flat) - 1
 	scan := Attrs{Axes: []int{last}, IncludeInitial: true}
-	left := b.slice(b.Call("cumulative_prod", scan, xf), last, 0, k)
+	left := b.Slice(b.Call("cumulative_prod", scan, xf), last, 0, k)
 	rf := b.Call("flip", Attrs{Axes: []int{last}}, xf)
-	right := b.Call("flip", Attrs{Axes: []int{last}}, b.slice(b.Call("cumulative_prod", scan, rf), last, 0, k))
-	others := b.mul(left, right)
+	right := b.Call("flip", Attrs{Axes: []int{last}}, b.Slice(b.Call("cumulative_prod", scan, rf), last, 0, k))
+	others := b.Mul(left, right)
 	gf := b.Reshape(gk, append(append([]int{}, kept...), 1))
-	gt := b.mul(gf, b.conj(others))
+	gt := b.Mul(gf, b.Conj(others))
 	tshape := make([]int, len(perm))
 	for i, p := range perm {
 		tshape[i] = shape[p]
 	}
-	return []*tensor.Tensor{b.transpose(b.Reshape(gt, tshape), invPerm(perm))}
+	return []*tensor.Tensor{b.Transpose(b.Reshape(gt, tshape), InvPerm(perm))}
 }
 
-func containsInt(s []int, v int) bool {
+func ContainsInt(s []int, v int) bool {
 	for _, x := range s {
 		if x == v {
 			return true
@@ -123,13 +123,13 @@ func softmaxVJP(b *GradBuilder) []*tensor.Tensor {
 	if b.err != nil {
 		return nil
 	}
-	axis, err := axisAttr("softmax", b.Attrs().Axes, -1)
+	axis, err := AxisAttr("softmax", b.Attrs().Axes, -1)
 	if err != nil {
-		b.fail(err)
+		b.Fail(err)
 		return nil
 	}
-	s := b.sum(b.mul(g, y), []int{axis}, true)
-	return []*tensor.Tensor{b.mul(y, b.sub(g, s))}
+	s := b.sum(b.Mul(g, y), []int{axis}, true)
+	return []*tensor.Tensor{b.Mul(y, b.Sub(g, s))}
 }
 
 // cumsumVJP: the reversed cumulative sum of the cotangent (its first

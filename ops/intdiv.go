@@ -20,27 +20,27 @@ func init() {
 
 // builtinBinary registers the binary element-wise op name as f.
 func builtinBinary(name string, f func(Owner, *tensor.Tensor, *tensor.Tensor, *tensor.Tensor) (*Op, error)) {
-	builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs(name, in, 2); err != nil {
+	Builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs(name, in, 2); err != nil {
 			return nil, err
 		}
-		if err := tooMany(name, out, 1); err != nil {
+		if err := TooMany(name, out, 1); err != nil {
 			return nil, err
 		}
-		return f(o, in[0], in[1], outAt(out, 0))
+		return f(o, in[0], in[1], OutAt(out, 0))
 	})
 }
 
 // builtinUnary registers the unary element-wise op name as f.
 func builtinUnary(name string, f func(Owner, *tensor.Tensor, *tensor.Tensor) (*Op, error)) {
-	builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs(name, in, 1); err != nil {
+	Builtin(name, func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs(name, in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany(name, out, 1); err != nil {
+		if err := TooMany(name, out, 1); err != nil {
 			return nil, err
 		}
-		return f(o, in[0], outAt(out, 0))
+		return f(o, in[0], OutAt(out, 0))
 	})
 }
 
@@ -87,10 +87,10 @@ func floorDivideExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	switch {
 	case dt == tensor.Float64:
 		return "floorDivD(a0, a1)", fmodF64 + floorDivF64, nil
-	case isFloat(dt):
+	case IsFloat(dt):
 		return "floorDivF(a0, a1)", fmodF32 + floorDivF32, nil
 	}
-	ct := computeType(dt)
+	ct := ComputeType(dt)
 	return fmt.Sprintf("floorDivI_%s(a0, a1)", ct), intDivGLSL(dt), nil
 }
 
@@ -99,10 +99,10 @@ func remainderExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	switch {
 	case dt == tensor.Float64:
 		return "remD(a0, a1)", fmodF64 + remF64, nil
-	case isFloat(dt):
+	case IsFloat(dt):
 		return "remF(a0, a1)", fmodF32 + remF32, nil
 	}
-	ct := computeType(dt)
+	ct := ComputeType(dt)
 	return fmt.Sprintf("remI_%s(a0, a1)", ct), intDivGLSL(dt), nil
 }
 
@@ -113,9 +113,9 @@ func remainderExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 // after. The remainder is taken from the truncated quotient and moved to
 // the divisor's sign.
 func intDivGLSL(dt tensor.Dtype) string {
-	ct := computeType(dt)
+	ct := ComputeType(dt)
 	if !isSigned(dt) {
-		return guard("INTDIV_"+ct, fmt.Sprintf(`%[1]s floorDivI_%[1]s(%[1]s n, %[1]s d) {
+		return Guard("INTDIV_"+ct, fmt.Sprintf(`%[1]s floorDivI_%[1]s(%[1]s n, %[1]s d) {
 	return d == %[1]s(0) ? %[1]s(0) : n / (d == %[1]s(0) ? %[1]s(1) : d);
 }
 %[1]s remI_%[1]s(%[1]s n, %[1]s d) {
@@ -123,7 +123,7 @@ func intDivGLSL(dt tensor.Dtype) string {
 }
 `, ct))
 	}
-	return guard("INTDIV_"+ct, fmt.Sprintf(`%[1]s floorDivI_%[1]s(%[1]s n, %[1]s d) {
+	return Guard("INTDIV_"+ct, fmt.Sprintf(`%[1]s floorDivI_%[1]s(%[1]s n, %[1]s d) {
 	%[1]s z = %[1]s(0), one = %[1]s(1);
 	bool trivial = d == z || d == -one;
 	%[1]s s = trivial ? one : d;
@@ -149,7 +149,7 @@ func intDivGLSL(dt tensor.Dtype) string {
 // of mx * 2^(ex-ey) by my is taken 8 bits of the exponent difference at a
 // time with 32-bit integer %, then rebuilt as a float with x's sign. x or y
 // NaN, x ±Inf or y ±0 give NaN; y ±Inf gives x.
-var fmodF32 = guard("FMOD_F32", `float fmodF(float x, float y) {
+var fmodF32 = Guard("FMOD_F32", `float fmodF(float x, float y) {
 	uint ux = floatBitsToUint(x);
 	uint sx = ux & 0x80000000u;
 	uint ax = ux & 0x7fffffffu, ay = floatBitsToUint(y) & 0x7fffffffu;
@@ -176,7 +176,7 @@ var fmodF32 = guard("FMOD_F32", `float fmodF(float x, float y) {
 // shaderInt64): the significands are normalized to [2^52, 2^53) and
 // divided one bit of the exponent difference per step (up to about 2100
 // steps for the widest differences, 1e308 % 1e-308).
-var fmodF64 = guard("FMOD_F64", `bool geU2(uvec2 a, uvec2 b) { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
+var fmodF64 = Guard("FMOD_F64", `bool geU2(uvec2 a, uvec2 b) { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
 uvec2 subU2(uvec2 a, uvec2 b) {
 	uint br;
 	uint lo = usubBorrow(a.x, b.x, br);
@@ -244,7 +244,7 @@ double fmodD(double x, double y) {
 // floorDivF32 and floorDivF64 are NumPy's npy_floor_divide (npy_divmod's
 // quotient) over fmodF and fmodD. C's truth tests (if (mod), if (div))
 // are !(v == 0), true for NaN, as in C.
-var floorDivF32 = guard("FLOORDIV_F32", `float floorDivF(float a, float b) {
+var floorDivF32 = Guard("FLOORDIV_F32", `float floorDivF(float a, float b) {
 	if (b == 0.0) return a / b;
 	float m = fmodF(a, b);
 	precise float d = (a - m) / b;
@@ -256,7 +256,7 @@ var floorDivF32 = guard("FLOORDIV_F32", `float floorDivF(float a, float b) {
 }
 `)
 
-var floorDivF64 = guard("FLOORDIV_F64", `double floorDivD(double a, double b) {
+var floorDivF64 = Guard("FLOORDIV_F64", `double floorDivD(double a, double b) {
 	if (b == 0.0lf) return a / b;
 	double m = fmodD(a, b);
 	precise double d = (a - m) / b;
@@ -269,7 +269,7 @@ var floorDivF64 = guard("FLOORDIV_F64", `double floorDivD(double a, double b) {
 `)
 
 // remF32 and remF64 are NumPy's npy_remainder (npy_divmod's modulus).
-var remF32 = guard("REM_F32", `float remF(float a, float b) {
+var remF32 = Guard("REM_F32", `float remF(float a, float b) {
 	precise float m = fmodF(a, b);
 	if (b == 0.0) return m;
 	if (m == 0.0) return uintBitsToFloat(floatBitsToUint(b) & 0x80000000u);
@@ -278,7 +278,7 @@ var remF32 = guard("REM_F32", `float remF(float a, float b) {
 }
 `)
 
-var remF64 = guard("REM_F64", `double remD(double a, double b) {
+var remF64 = Guard("REM_F64", `double remD(double a, double b) {
 	precise double m = fmodD(a, b);
 	if (b == 0.0lf) return m;
 	if (m == 0.0lf) return packDouble2x32(uvec2(0u, unpackDouble2x32(b).y & 0x80000000u));

@@ -55,7 +55,7 @@ func (k Kernel) compile(name string) (*userKernel, error) {
 
 func (k *userKernel) build(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 	nout := len(k.mod.Bindings) - k.inputs
-	if err := inputs(k.name, in, k.inputs); err != nil {
+	if err := Inputs(k.name, in, k.inputs); err != nil {
 		return nil, err
 	}
 	if len(out) != nout {
@@ -64,16 +64,16 @@ func (k *userKernel) build(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, er
 	if len(at.Push) != int(k.mod.PushConstantSize) {
 		return nil, core.Invalid("ops.%s: %d bytes of push constants, the kernel takes %d", k.name, len(at.Push), k.mod.PushConstantSize)
 	}
-	op, err := newOp(o, k.name, in...)
+	op, err := NewOp(o, k.name, in...)
 	if err != nil {
 		return nil, err
 	}
 	for i, t := range out {
 		if t == nil {
-			return op.fail(op.errorf("output %d is nil: a registered kernel's outputs must be given", i))
+			return op.Fail(op.Errorf("output %d is nil: a registered kernel's outputs must be given", i))
 		}
-		if _, err := op.output(t, t.Dtype(), t.Shape()); err != nil {
-			return op.fail(err)
+		if _, err := op.Output(t, t.Dtype(), t.Shape()); err != nil {
+			return op.Fail(err)
 		}
 	}
 	groups := at.Groups
@@ -89,7 +89,7 @@ func (k *userKernel) build(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, er
 			local := k.mod.LocalSize[0]
 			n := (uint64(first.Len()) + uint64(local) - 1) / uint64(local)
 			if n > uint64(op.dev.Info.Limits.MaxComputeWorkGroupCount[0]) {
-				return op.fail(op.errorf("%d workgroups exceed maxComputeWorkGroupCount[0] %d: give Attrs.Groups", n, op.dev.Info.Limits.MaxComputeWorkGroupCount[0]))
+				return op.Fail(op.Errorf("%d workgroups exceed maxComputeWorkGroupCount[0] %d: give Attrs.Groups", n, op.dev.Info.Limits.MaxComputeWorkGroupCount[0]))
 			}
 			groups = [3]uint32{uint32(n), 1, 1}
 		}
@@ -102,5 +102,5 @@ func (k *userKernel) build(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, er
 		push[i] = b
 	}
 	ts := append(append([]*tensor.Tensor(nil), in...), out...)
-	return op.done(op.dispatchSPIRV(k.code, ts, groups, nil, push...))
+	return op.Done(op.dispatchSPIRV(k.code, ts, groups, nil, push...))
 }

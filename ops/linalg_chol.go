@@ -7,14 +7,15 @@ import (
 )
 
 func init() {
-	builtin("cholesky", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("cholesky", in, 1); err != nil {
+	DefSchema("1", 1, []string{"upper"}, "cholesky")
+	Builtin("cholesky", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("cholesky", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("cholesky", out, 1); err != nil {
+		if err := TooMany("cholesky", out, 1); err != nil {
 			return nil, err
 		}
-		return Cholesky(o, in[0], at.Upper, outAt(out, 0))
+		return Cholesky(o, in[0], at.Upper, OutAt(out, 0))
 	})
 }
 
@@ -35,36 +36,36 @@ func init() {
 // matrix, large matrices' steps over several dispatches. out must not
 // share memory with x.
 func Cholesky(o Owner, x *tensor.Tensor, upper bool, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "cholesky", x)
+	op, err := NewOp(o, "cholesky", x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
-	if err := op.linFloat(dt); err != nil {
-		return op.fail(err)
+	if err := linFloat(op, dt); err != nil {
+		return op.Fail(err)
 	}
-	batch, n, err := op.square("x", x)
+	batch, n, err := square(op, "x", x)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, dt, x.Shape())
+	y, err := op.OutputNoAlias(out, dt, x.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	nb := numel(batch)
+	nb := Numel(batch)
 	if nb == 0 || n == 0 {
 		return op, nil
 	}
-	l, err := op.temp(dt, []int{nb * n * n})
+	l, err := op.Temp(dt, []int{nb * n * n})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	flag, err := op.temp(tensor.Uint32, []int{nb})
+	flag, err := op.Temp(tensor.Uint32, []int{nb})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	t, rt := glslType(dt), glslType(dt.Real())
-	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	t, rt := GLSLType(dt), GLSLType(dt.Real())
+	init := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
 layout(std430, binding = 1) writeonly buffer L { %[2]s l[]; };
 layout(std430, binding = 2) writeonly buffer F { uint flag[]; };
@@ -79,9 +80,9 @@ layout(push_constant) uniform P { uint total; uint nb; } p;
 		flag[e] = 0u;
 	}
 }
-`, localSize, t, indexGLSL)
-	if err := op.elemGrid(init, []*tensor.Tensor{x, l, flag}, nb*n*n, uint32(nb)); err != nil {
-		return op.fail(err)
+`, LocalSize, t, IndexGLSL)
+	if err := elemGrid(op, init, []*tensor.Tensor{x, l, flag}, nb*n*n, uint32(nb)); err != nil {
+		return op.Fail(err)
 	}
 	sk := &stepKernel{
 		dt:   dt,
@@ -117,8 +118,8 @@ layout(std430, binding = 1) coherent buffer F { uint flag[]; };
 		panelCost:  func(k int) int { return linCeil(n-k, linWG) },
 		updateCost: func(int) int { return 1 },
 	}
-	if err := op.runSteps(sk, nb, []*tensor.Tensor{l, flag}, uint32(n)); err != nil {
-		return op.fail(err)
+	if err := runSteps(op, sk, nb, []*tensor.Tensor{l, flag}, uint32(n)); err != nil {
+		return op.Fail(err)
 	}
 	// The result: the lower triangle of l (upper: transposed), zeros, or
 	// NaN throughout for a matrix that is not positive definite.
@@ -126,7 +127,7 @@ layout(std430, binding = 1) coherent buffer F { uint flag[]; };
 	if upper {
 		get = "i <= j ? laConj(l[b * p.n * p.n + j * p.n + i]) : " + t + "(0)"
 	}
-	fin := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	fin := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer L { %[2]s l[]; };
 layout(std430, binding = 1) readonly buffer F { uint flag[]; };
 layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
@@ -139,6 +140,6 @@ layout(push_constant) uniform P { uint total; uint n; } p;
 	uint j = e %% p.n, i = (e / p.n) %% p.n, b = e / (p.n * p.n);
 	y[e] = flag[b] != 0u ? %[4]s : (%[5]s);
 }
-`, localSize, t, indexGLSL, t+"("+nanGLSL(rt)+")", get, laScalarGLSL(dt))
-	return op.done(op.elemGrid(fin, []*tensor.Tensor{l, flag, y}, nb*n*n, uint32(n)))
+`, LocalSize, t, IndexGLSL, t+"("+nanGLSL(rt)+")", get, laScalarGLSL(dt))
+	return op.Done(elemGrid(op, fin, []*tensor.Tensor{l, flag, y}, nb*n*n, uint32(n)))
 }

@@ -41,20 +41,20 @@ bool laHasIm($C a) { return a.y != $T(0); }
 // complex64 or complex128), with the complex helpers they call.
 func laScalarGLSL(dt tensor.Dtype) string {
 	if !dt.IsComplex() {
-		return guard("LA_SCALAR", strings.ReplaceAll(laScalarRealSrc, "$T", glslType(dt)))
+		return Guard("LA_SCALAR", strings.ReplaceAll(laScalarRealSrc, "$T", GLSLType(dt)))
 	}
 	c, t, s := "vec2", "float", "F"
 	if dt == tensor.Complex128 {
 		c, t, s = "dvec2", "double", "D"
 	}
 	src := strings.NewReplacer("$C", c, "$T", t, "$S", s).Replace(laScalarComplexSrc)
-	return complexGLSL(dt) + guard("LA_SCALAR", src)
+	return ComplexGLSL(dt) + Guard("LA_SCALAR", src)
 }
 
 // laOne is 1 (1 + 0i for complex dtypes) in GLSL type t.
 func laOne(dt tensor.Dtype) string {
 	if dt.IsComplex() {
-		return glslType(dt) + "(1, 0)"
+		return GLSLType(dt) + "(1, 0)"
 	}
-	return glslType(dt) + "(1)"
+	return GLSLType(dt) + "(1)"
 }

@@ -13,45 +13,45 @@ import (
 // broadcast); the other dimensions broadcast. The numeric dtypes, a and b
 // of one (integers wrap).
 func Cross(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "cross", a, b)
+	op, err := NewOp(o, "cross", a, b)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := op.linProductDtype(a, b)
+	dt, err := linProductDtype(op, a, b)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	as, bs := a.Shape(), b.Shape()
-	shape, err := broadcastShapes("cross", as, bs)
+	shape, err := BroadcastShapes("cross", as, bs)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	r := len(shape)
 	if axis < -r || axis >= r {
-		return op.fail(op.errorf("axis %d is out of range for shapes %v and %v", axis, as, bs))
+		return op.Fail(op.Errorf("axis %d is out of range for shapes %v and %v", axis, as, bs))
 	}
 	if axis < 0 {
 		axis += r
 	}
 	ia, ib := axis-(r-len(as)), axis-(r-len(bs))
 	if ia < 0 || ib < 0 || as[ia] != 3 || bs[ib] != 3 {
-		return op.fail(op.errorf("axis %d: shapes %v and %v must both have size 3 there", axis-r, as, bs))
+		return op.Fail(op.Errorf("axis %d: shapes %v and %v must both have size 3 there", axis-r, as, bs))
 	}
-	if r > maxRank {
-		return op.fail(op.errorf("%d dimensions, at most %d", r, maxRank))
+	if r > MaxRank {
+		return op.Fail(op.Errorf("%d dimensions, at most %d", r, MaxRank))
 	}
-	y, err := op.outputNoAlias(out, dt, shape)
+	y, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	n := numel(shape)
+	n := Numel(shape)
 	if n == 0 {
 		return op, nil
 	}
-	sa, sb := stridesFor(as, shape), stridesFor(bs, shape)
-	t, ct := glslType(dt), computeType(dt)
+	sa, sb := StridesFor(as, shape), StridesFor(bs, shape)
+	t, ct := GLSLType(dt), ComputeType(dt)
 	var g strings.Builder
-	g.WriteString(header(dt))
+	g.WriteString(Header(dt))
 	fmt.Fprintf(&g, `layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
 layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
@@ -63,7 +63,7 @@ layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; 
 		return;
 	}
 	uint r = e, ia = 0u, ib = 0u, c = 0u, d;
-`, localSize, t, r, indexGLSL, condGLSL(dt.IsComplex(), complexGLSL(dt)))
+`, LocalSize, t, r, IndexGLSL, condGLSL(dt.IsComplex(), ComplexGLSL(dt)))
 	for d := r - 1; d >= 0; d-- {
 		if d == axis {
 			fmt.Fprintf(&g, "\tc = r %% 3u; r /= 3u;\n")
@@ -73,7 +73,7 @@ layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; 
 	}
 	mul := func(x, y string) string { return fmt.Sprintf("%[1]s(%[2]s) * %[1]s(%[3]s)", ct, x, y) }
 	if dt.IsComplex() {
-		mul = func(x, y string) string { return cfn("cmul", dt, x+", "+y) }
+		mul = func(x, y string) string { return Cfn("cmul", dt, x+", "+y) }
 	}
 	fmt.Fprintf(&g, `	uint c1 = (c + 1u) %% 3u, c2 = (c + 2u) %% 3u, xa = p.sa[%[2]d], xb = p.sb[%[2]d];
 	y[e] = %[1]s(%[3]s - %[4]s);
@@ -83,7 +83,7 @@ layout(push_constant) uniform P { uint total; uint dims[%[3]d]; uint sa[%[3]d]; 
 	for _, v := range append(append(append([]int(nil), shape...), sa...), sb...) {
 		push = append(push, uint32(v))
 	}
-	return op.done(op.elemGrid(g.String(), []*tensor.Tensor{a, b, y}, n, push...))
+	return op.Done(elemGrid(op, g.String(), []*tensor.Tensor{a, b, y}, n, push...))
 }
 
 // diagLen is the length of diagonal offset of an m×n matrix.
@@ -99,37 +99,37 @@ func diagLen(m, n, offset int) int {
 // [..., k], k its length (0 when the offset is past the matrix). Any
 // dtype, copied bit for bit.
 func Diagonal(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "diagonal", x)
+	op, err := NewOp(o, "diagonal", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.diagonal(x, offset, out))
+	return op.Done(diagonal(op, x, offset, out))
 }
 
-func (op *Op) diagonal(x *tensor.Tensor, offset int, out *tensor.Tensor) error {
+func diagonal(op *Op, x *tensor.Tensor, offset int, out *tensor.Tensor) error {
 	s := x.Shape()
 	if len(s) < 2 {
-		return op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s)
+		return op.Errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s)
 	}
 	if !x.Dtype().Valid() {
-		return op.unsupported(x.Dtype(), "any real dtype")
+		return op.Unsupported(x.Dtype(), "any real dtype")
 	}
 	m, n := s[len(s)-2], s[len(s)-1]
 	k := diagLen(m, n, offset)
 	shape := append(append([]int(nil), s[:len(s)-2]...), k)
-	y, err := op.output(out, x.Dtype(), shape)
+	y, err := op.Output(out, x.Dtype(), shape)
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	total := numel(shape)
+	total := Numel(shape)
 	if total == 0 {
 		return nil
 	}
 	start := max(0, -offset)*n + max(0, offset)
-	buf, _, head := bitTypes(x.Dtype())
+	buf, _, head := BitTypes(x.Dtype())
 	src := head + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
 layout(std430, binding = 1) writeonly buffer Y { %[2]s y[]; };
@@ -141,8 +141,8 @@ layout(push_constant) uniform P { uint total; uint k, mn, start, n; } p;
 		y[e] = x[(e / p.k) * p.mn + p.start + i * (p.n + 1u)];
 	}
 }
-`, localSize, buf, indexGLSL)
-	return op.elemGrid(src, []*tensor.Tensor{x, y}, total, uint32(k), uint32(m*n), uint32(start), uint32(n))
+`, LocalSize, buf, IndexGLSL)
+	return elemGrid(op, src, []*tensor.Tensor{x, y}, total, uint32(k), uint32(m*n), uint32(start), uint32(n))
 }
 
 // Trace prepares the sum of diagonal offset (Attrs.Offset, as Diagonal)
@@ -151,48 +151,46 @@ layout(push_constant) uniform P { uint total; uint k, mn, start, n; } p;
 // summed in float32), signed integers and bool as int64, unsigned as
 // uint64. An empty diagonal sums to 0.
 func Trace(o Owner, x *tensor.Tensor, offset int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "trace", x)
+	op, err := NewOp(o, "trace", x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
 	s := x.Shape()
 	if len(s) < 2 {
-		return op.fail(op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))
+		return op.Fail(op.Errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))
 	}
-	outDt, acc, err := op.reduceDtypes(kindSum, reducePlain, dt)
+	outDt, acc, err := op.ReduceDtypes(KindSum, ReducePlain, dt)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.requireDtypes(dt, acc, outDt); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(dt, acc, outDt); err != nil {
+		return op.Fail(err)
 	}
 	batch := s[:len(s)-2]
 	k := diagLen(s[len(s)-2], s[len(s)-1], offset)
-	y, err := op.outputNoAlias(out, outDt, batch)
+	y, err := op.OutputNoAlias(out, outDt, batch)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	nb := numel(batch)
+	nb := Numel(batch)
 	if nb == 0 {
 		return op, nil
 	}
 	if k == 0 {
-		return op.done(op.zeros(y))
+		return op.Done(op.Zeros(y))
 	}
-	d, err := op.temp(dt, append(append([]int(nil), batch...), k))
+	d, err := op.Temp(dt, append(append([]int(nil), batch...), k))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	outs := op.outs
-	err = op.diagonal(x, offset, d)
-	op.outs = outs
+	err = op.ScratchOnly(func() error { return diagonal(op, x, offset, d) })
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	lay, err := op.reduceLayout([]int{nb, k}, []int{1})
+	lay, err := op.ReduceLayout([]int{nb, k}, []int{1})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.reducePasses(passSpec{kind: kindSum, in: dt, acc: acc, out: outDt}, d, nil, lay, y))
+	return op.Done(op.ReducePasses(PassSpec{Kind: KindSum, In: dt, Acc: acc, Out: outDt}, d, nil, lay, y))
 }

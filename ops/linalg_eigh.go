@@ -7,23 +7,25 @@ import (
 )
 
 func init() {
-	builtin("eigh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("eigh", in, 1); err != nil {
+	DefSchema("1", 1, nil, "eigvalsh")
+	DefSchema("1", 2, nil, "eigh")
+	Builtin("eigh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("eigh", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("eigh", out, 2); err != nil {
+		if err := TooMany("eigh", out, 2); err != nil {
 			return nil, err
 		}
-		return Eigh(o, in[0], outAt(out, 0), outAt(out, 1))
+		return Eigh(o, in[0], OutAt(out, 0), OutAt(out, 1))
 	})
-	builtin("eigvalsh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("eigvalsh", in, 1); err != nil {
+	Builtin("eigvalsh", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("eigvalsh", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("eigvalsh", out, 1); err != nil {
+		if err := TooMany("eigvalsh", out, 1); err != nil {
 			return nil, err
 		}
-		return Eigvalsh(o, in[0], outAt(out, 0))
+		return Eigvalsh(o, in[0], OutAt(out, 0))
 	})
 }
 
@@ -41,57 +43,57 @@ func init() {
 // eigenvectors orthonormal to about sqrt(N)·eps, eigenvalues within a
 // few eps·||A||_1. NaN in a matrix gives NaN in its results.
 func Eigh(o Owner, x, w, v *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "eigh", x)
+	op, err := NewOp(o, "eigh", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.eigh(x, true, w, v))
+	return op.Done(eigh(op, x, true, w, v))
 }
 
 // Eigvalsh computes the eigenvalues of each symmetric matrix of x,
 // ascending ("eigvalsh"); as Eigh without the vectors.
 func Eigvalsh(o Owner, x, w *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "eigvalsh", x)
+	op, err := NewOp(o, "eigvalsh", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.eigh(x, false, w, nil))
+	return op.Done(eigh(op, x, false, w, nil))
 }
 
-func (op *Op) eigh(x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) error {
-	if err := op.checkMatrices(x, true); err != nil {
+func eigh(op *Op, x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) error {
+	if err := checkMatrices(op, x, true); err != nil {
 		return err
 	}
 	shape := x.Shape()
 	r := len(shape)
 	dt := x.Dtype()
-	W, err := op.output(w, dt.Real(), slices.Clone(shape[:r-1]))
+	W, err := op.Output(w, dt.Real(), slices.Clone(shape[:r-1]))
 	if err != nil {
 		return err
 	}
 	var V *tensor.Tensor
 	if vectors {
-		if V, err = op.output(v, dt, slices.Clone(shape)); err != nil {
+		if V, err = op.Output(v, dt, slices.Clone(shape)); err != nil {
 			return err
 		}
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
 	if W.Len() == 0 {
 		return nil
 	}
-	wk, err := op.jacobi(x, vectors, true)
+	wk, err := jacobi(op, x, vectors, true)
 	if err != nil {
 		return err
 	}
 	B, N := wk.B, wk.N
-	if err := op.linRun(svdValuesGLSL(wk.acc, dt.Real(), true), []*tensor.Tensor{wk.s, wk.perm, wk.scale, wk.shift, W}, B*N,
+	if err := linRun(op, svdValuesGLSL(wk.acc, dt.Real(), true), []*tensor.Tensor{wk.s, wk.perm, wk.scale, wk.shift, W}, B*N,
 		uint32(B), uint32(N)); err != nil {
 		return err
 	}
 	if !vectors {
 		return nil
 	}
-	return op.linPerm(dt, wk.V, wk.perm, V, true, B, N, N, N, N)
+	return linPerm(op, dt, wk.V, wk.perm, V, true, B, N, N, N, N)
 }

@@ -118,7 +118,7 @@ type jacobiPlan struct {
 
 // planJacobi picks the Jacobi kernel's shape for M×N work matrices, or
 // fails for matrices whose one step would pass the loop budget.
-func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
+func planJacobi(op *Op, M, N int, vectors bool) (jacobiPlan, error) {
 	Np := N + N%2
 	pairs := Np / 2
 	R := 1
@@ -148,7 +148,7 @@ func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
 		step += (N + pl.R - 1) / pl.R
 	}
 	if step > jacobiHardCap {
-		return pl, op.errorf("%d×%d matrices: a column of %d rows is more than one Jacobi step can cover", M, N, M)
+		return pl, op.Errorf("%d×%d matrices: a column of %d rows is more than one Jacobi step can cover", M, N, M)
 	}
 	pl.S = 1
 	if pl.G == 1 {
@@ -161,25 +161,25 @@ func (op *Op) planJacobi(M, N int, vectors bool) (jacobiPlan, error) {
 // float16, float32, float64, complex64 or complex128): scaling, the sweeps, the column norms and
 // their order (descending, or ascending for eigh). vectors: accumulate V.
 // eig: x is symmetric and the work is eigh's (see above).
-func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
+func jacobi(op *Op, x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 	shape := x.Shape()
 	r := len(shape)
 	dt := x.Dtype()
-	acc := computeDtype(dt.Real())
+	acc := ComputeDtype(dt.Real())
 	el := linEl{acc: acc, cx: dt.IsComplex()}
 	w := &svdWork{dt: dt, acc: acc, el: el, batch: shape[:r-2], M0: shape[r-2], N0: shape[r-1]}
-	w.B = numel(w.batch)
+	w.B = Numel(w.batch)
 	w.M, w.N = w.M0, w.N0
 	if w.N0 > w.M0 {
 		w.M, w.N, w.trans = w.N0, w.M0, true
 	}
 	if w.N >= 1<<16 {
-		return nil, op.errorf("matrices of shape %d×%d: both sides past 65535 are not supported", w.M0, w.N0)
+		return nil, op.Errorf("matrices of shape %d×%d: both sides past 65535 are not supported", w.M0, w.N0)
 	}
 	if w.B == 0 || w.N == 0 {
 		return w, nil
 	}
-	pl, err := op.planJacobi(w.M, w.N, vectors)
+	pl, err := planJacobi(op, w.M, w.N, vectors)
 	if err != nil {
 		return nil, err
 	}
@@ -189,28 +189,28 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 			return nil
 		}
 		var tt *tensor.Tensor
-		tt, err = op.temp(dt, []int{n})
+		tt, err = op.Temp(dt, []int{n})
 		return tt
 	}
 	mx, mn := t(acc, B), t(acc, B)
 	w.scale = t(acc, B)
 	flags := t(tensor.Uint32, 2*B)
 	if err == nil {
-		w.W, err = op.temp(el.dt(), append(slices.Clone(w.batch), N, M))
+		w.W, err = op.Temp(el.dt(), append(slices.Clone(w.batch), N, M))
 	}
 	if err == nil && vectors {
-		w.V, err = op.temp(el.dt(), append(slices.Clone(w.batch), N, N))
+		w.V, err = op.Temp(el.dt(), append(slices.Clone(w.batch), N, N))
 	}
 	w.s = t(acc, B*N)
 	w.perm = t(tensor.Uint32, B*N)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.jacobiLoad(x, w, eig, mx, mn); err != nil {
+	if err := jacobiLoad(op, x, w, eig, mx, mn); err != nil {
 		return nil, err
 	}
 	if eig {
-		if err := op.jacobiShift(w); err != nil {
+		if err := jacobiShift(op, w); err != nil {
 			return nil, err
 		}
 	}
@@ -218,108 +218,108 @@ func (op *Op) jacobi(x *tensor.Tensor, vectors, eig bool) (*svdWork, error) {
 	if vectors {
 		init = append(init, w.V)
 	}
-	if err := op.linRun(jacobiInitGLSL(el, vectors), init, max(2*B, B*N*N), uint32(B), uint32(N)); err != nil {
+	if err := linRun(op, jacobiInitGLSL(el, vectors), init, max(2*B, B*N*N), uint32(B), uint32(N)); err != nil {
 		return nil, err
 	}
 	if N > 1 {
-		if err := op.jacobiSweepsOf(w, pl, flags, vectors); err != nil {
+		if err := jacobiSweepsOf(op, w, pl, flags, vectors); err != nil {
 			return nil, err
 		}
 	}
-	if err := op.linGroups(jacobiNormsGLSL(el), []*tensor.Tensor{w.W, w.s}, B*N, uint32(B*N), uint32(M)); err != nil {
+	if err := linGroups(op, jacobiNormsGLSL(el), []*tensor.Tensor{w.W, w.s}, B*N, uint32(B*N), uint32(M)); err != nil {
 		return nil, err
 	}
-	return w, op.linRun(jacobiSortGLSL(acc, eig), []*tensor.Tensor{w.s, w.perm}, B*N, uint32(B), uint32(N))
+	return w, linRun(op, jacobiSortGLSL(acc, eig), []*tensor.Tensor{w.s, w.perm}, B*N, uint32(B), uint32(N))
 }
 
 // jacobiLoad scales x's matrices into W (see jacobiLoadGLSL) and sets
 // w.scale: max |a| = max(max a, -min a) for real x (mx, mn: scratch),
 // the largest |a| (hypot-style) for complex x.
-func (op *Op) jacobiLoad(x *tensor.Tensor, w *svdWork, eig bool, mx, mn *tensor.Tensor) error {
+func jacobiLoad(op *Op, x *tensor.Tensor, w *svdWork, eig bool, mx, mn *tensor.Tensor) error {
 	B, M, N, dt, acc := w.B, w.M, w.N, w.dt, w.acc
-	lay := redLayout{m: B, n: w.M0 * w.N0}
+	lay := RedLayout{M: B, N: w.M0 * w.N0}
 	if w.el.cx {
-		abs, err := op.temp(acc, []int{lay.m * lay.n})
+		abs, err := op.Temp(acc, []int{lay.M * lay.N})
 		if err != nil {
 			return err
 		}
-		if err := op.normGather(x, lay, false, abs); err != nil {
+		if err := normGather(op, x, lay, false, abs); err != nil {
 			return err
 		}
-		if err := op.reducePasses(passSpec{kind: kindMax, in: acc, acc: acc, out: acc}, abs, nil, lay, mx); err != nil {
+		if err := op.ReducePasses(PassSpec{Kind: KindMax, In: acc, Acc: acc, Out: acc}, abs, nil, lay, mx); err != nil {
 			return err
 		}
-		return op.linRun(jacobiLoadCxGLSL(dt, w.el, w.trans, eig), []*tensor.Tensor{x, mx, w.scale, w.W}, B*N*M,
+		return linRun(op, jacobiLoadCxGLSL(dt, w.el, w.trans, eig), []*tensor.Tensor{x, mx, w.scale, w.W}, B*N*M,
 			uint32(B), uint32(M), uint32(N))
 	}
-	if err := op.reducePasses(passSpec{kind: kindMax, in: dt, acc: acc, out: acc}, x, nil, lay, mx); err != nil {
+	if err := op.ReducePasses(PassSpec{Kind: KindMax, In: dt, Acc: acc, Out: acc}, x, nil, lay, mx); err != nil {
 		return err
 	}
-	if err := op.reducePasses(passSpec{kind: kindMin, in: dt, acc: acc, out: acc}, x, nil, lay, mn); err != nil {
+	if err := op.ReducePasses(PassSpec{Kind: KindMin, In: dt, Acc: acc, Out: acc}, x, nil, lay, mn); err != nil {
 		return err
 	}
-	return op.linRun(jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
+	return linRun(op, jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
 		uint32(B), uint32(M), uint32(N))
 }
 
 // jacobiShift adds σ = ||A||_1 (of the scaled, symmetric A) to W's
 // diagonal: the sums of |w| down each column, then their maximum.
-func (op *Op) jacobiShift(w *svdWork) error {
+func jacobiShift(op *Op, w *svdWork) error {
 	B, N := w.B, w.N
-	abs, err := op.temp(w.acc, []int{B * N * N})
+	abs, err := op.Temp(w.acc, []int{B * N * N})
 	if err != nil {
 		return err
 	}
-	cols, err := op.temp(w.acc, []int{B * N})
+	cols, err := op.Temp(w.acc, []int{B * N})
 	if err != nil {
 		return err
 	}
-	w.shift, err = op.temp(w.acc, []int{B})
+	w.shift, err = op.Temp(w.acc, []int{B})
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(linAbsGLSL(w.el), []*tensor.Tensor{w.W, abs}, B*N*N, uint32(B*N*N)); err != nil {
+	if err := linRun(op, linAbsGLSL(w.el), []*tensor.Tensor{w.W, abs}, B*N*N, uint32(B*N*N)); err != nil {
 		return err
 	}
-	s := passSpec{kind: kindSum, in: w.acc, acc: w.acc, out: w.acc}
-	if err := op.reducePasses(s, abs, nil, redLayout{m: B * N, n: N}, cols); err != nil {
+	s := PassSpec{Kind: KindSum, In: w.acc, Acc: w.acc, Out: w.acc}
+	if err := op.ReducePasses(s, abs, nil, RedLayout{M: B * N, N: N}, cols); err != nil {
 		return err
 	}
-	s.kind = kindMax
-	if err := op.reducePasses(s, cols, nil, redLayout{m: B, n: N}, w.shift); err != nil {
+	s.Kind = KindMax
+	if err := op.ReducePasses(s, cols, nil, RedLayout{M: B, N: N}, w.shift); err != nil {
 		return err
 	}
-	return op.linRun(jacobiAddDiagGLSL(w.el), []*tensor.Tensor{w.W, w.shift}, B*N, uint32(B), uint32(N))
+	return linRun(op, jacobiAddDiagGLSL(w.el), []*tensor.Tensor{w.W, w.shift}, B*N, uint32(B), uint32(N))
 }
 
 // jacobiSweepsOf adds the sweeps: per sweep, the steps' dispatches and
 // the one that updates the convergence flags.
-func (op *Op) jacobiSweepsOf(w *svdWork, pl jacobiPlan, flags *tensor.Tensor, vectors bool) error {
+func jacobiSweepsOf(op *Op, w *svdWork, pl jacobiPlan, flags *tensor.Tensor, vectors bool) error {
 	B, M, N := w.B, w.M, w.N
 	tol := math.Sqrt(float64(M)) * epsOf(w.acc)
 	ts := []*tensor.Tensor{w.W, flags}
 	if vectors {
 		ts = append(ts, w.V)
 	}
-	groups, err := op.grid(uint64(B*pl.G), 1)
+	groups, err := op.Grid(uint64(B*pl.G), 1)
 	if err != nil {
 		return err
 	}
-	cgroups, err := op.grid(uint64(B), localSize)
+	cgroups, err := op.Grid(uint64(B), LocalSize)
 	if err != nil {
 		return err
 	}
-	stepK := &repeated{src: jacobiStepGLSL(w.el, pl, tol, vectors), ts: ts, groups: groups}
-	convK := &repeated{src: jacobiConvGLSL(), ts: []*tensor.Tensor{flags}, groups: cgroups}
+	stepK := &Repeated{Src: jacobiStepGLSL(w.el, pl, tol, vectors), Ts: ts, Groups: groups}
+	convK := &Repeated{Src: jacobiConvGLSL(), Ts: []*tensor.Tensor{flags}, Groups: cgroups}
 	steps := pl.Np - 1
 	for range jacobiSweeps(w.acc) {
 		for s0 := 0; s0 < steps; s0 += pl.S {
 			s1 := min(steps, s0+pl.S)
-			if err := op.again(stepK, uint32(B), uint32(M), uint32(N), uint32(pl.Np), uint32(pl.G), uint32(s0), uint32(s1)); err != nil {
+			if err := op.Again(stepK, uint32(B), uint32(M), uint32(N), uint32(pl.Np), uint32(pl.G), uint32(s0), uint32(s1)); err != nil {
 				return err
 			}
 		}
-		if err := op.again(convK, uint32(B)); err != nil {
+		if err := op.Again(convK, uint32(B)); err != nil {
 			return err
 		}
 	}

@@ -22,9 +22,9 @@ func linLit(acc tensor.Dtype, v float64) string {
 // linHead opens a kernel of one invocation per element: header, local
 // size, gid().
 func linHead(b *strings.Builder, local int, dtypes ...tensor.Dtype) {
-	b.WriteString(header(dtypes...))
+	b.WriteString(Header(dtypes...))
 	fmt.Fprintf(b, "layout(local_size_x = %d) in;\n", local)
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	b.WriteString(wgidGLSL)
 }
 
@@ -33,8 +33,8 @@ func linHead(b *strings.Builder, local int, dtypes ...tensor.Dtype) {
 // Bindings: x, max, min, scale, W. Push: B, M, N.
 func jacobiLoadGLSL(dt, acc tensor.Dtype, trans, lower bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, dt, acc)
-	t, a := glslType(dt), glslType(acc)
+	linHead(&b, LocalSize, dt, acc)
+	t, a := GLSLType(dt), GLSLType(acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[2]s mx[]; };
 layout(std430, binding = 2) readonly buffer B2 { %[2]s mn[]; };
@@ -69,7 +69,7 @@ void main() {
 // N.
 func jacobiInitGLSL(el linEl, vectors bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, el.acc)
+	linHead(&b, LocalSize, el.acc)
 	a := el.t()
 	b.WriteString("layout(std430, binding = 0) writeonly buffer B0 { uint flag[]; };\n")
 	if vectors {
@@ -95,7 +95,7 @@ void main() {
 // linAbsGLSL: y = |x| (y real). Bindings: x, y. Push: n.
 func linAbsGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, el.acc)
+	linHead(&b, LocalSize, el.acc)
 	b.WriteString(el.helpers())
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) writeonly buffer B1 { %[2]s y[]; };
@@ -112,7 +112,7 @@ void main() {
 // shift. Push: B, N.
 func jacobiAddDiagGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, el.acc)
+	linHead(&b, LocalSize, el.acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %[1]s w[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[2]s shift[]; };
 layout(push_constant) uniform P { uint B; uint N; } p;
@@ -238,7 +238,7 @@ const %[1]s TOL = %[4]s;
 // converged; the flag is cleared. Binding: flags. Push: B.
 func jacobiConvGLSL() string {
 	var b strings.Builder
-	linHead(&b, localSize)
+	linHead(&b, LocalSize)
 	b.WriteString(`layout(std430, binding = 0) buffer B0 { uint flag[]; };
 layout(push_constant) uniform P { uint B; } p;
 void main() {
@@ -285,8 +285,8 @@ void main() {
 // eigh), ties by index, NaN last. Bindings: s, perm. Push: B, N.
 func jacobiSortGLSL(acc tensor.Dtype, ascending bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
-	a := glslType(acc)
+	linHead(&b, LocalSize, acc)
+	a := GLSLType(acc)
 	nan, cmp := a+"(-1)", ">"
 	if ascending {
 		nan, cmp = linLit(acc, 3e38), "<"

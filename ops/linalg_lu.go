@@ -10,41 +10,44 @@ import (
 // solve, inv, det and slogdet.
 
 func init() {
-	builtin("solve", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("solve", in, 2); err != nil {
+	DefSchema("1", 1, nil, "inv", "det")
+	DefSchema("1", 2, nil, "slogdet")
+	DefSchema("2", 1, nil, "solve")
+	Builtin("solve", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("solve", in, 2); err != nil {
 			return nil, err
 		}
-		if err := tooMany("solve", out, 1); err != nil {
+		if err := TooMany("solve", out, 1); err != nil {
 			return nil, err
 		}
-		return Solve(o, in[0], in[1], outAt(out, 0))
+		return Solve(o, in[0], in[1], OutAt(out, 0))
 	})
-	builtin("inv", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("inv", in, 1); err != nil {
+	Builtin("inv", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("inv", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("inv", out, 1); err != nil {
+		if err := TooMany("inv", out, 1); err != nil {
 			return nil, err
 		}
-		return Inv(o, in[0], outAt(out, 0))
+		return Inv(o, in[0], OutAt(out, 0))
 	})
-	builtin("det", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("det", in, 1); err != nil {
+	Builtin("det", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("det", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("det", out, 1); err != nil {
+		if err := TooMany("det", out, 1); err != nil {
 			return nil, err
 		}
-		return Det(o, in[0], outAt(out, 0))
+		return Det(o, in[0], OutAt(out, 0))
 	})
-	builtin("slogdet", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("slogdet", in, 1); err != nil {
+	Builtin("slogdet", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("slogdet", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("slogdet", out, 2); err != nil {
+		if err := TooMany("slogdet", out, 2); err != nil {
 			return nil, err
 		}
-		return Slogdet(o, in[0], outAt(out, 0), outAt(out, 1))
+		return Slogdet(o, in[0], OutAt(out, 0), OutAt(out, 1))
 	})
 }
 
@@ -61,24 +64,24 @@ type luFactors struct {
 // lu adds the dispatches that factor x (a stack of square float32,
 // float64, complex64 or complex128 matrices; the pivot is the entry of
 // largest modulus) into scratch tensors.
-func (op *Op) lu(x *tensor.Tensor) (*luFactors, error) {
+func lu(op *Op, x *tensor.Tensor) (*luFactors, error) {
 	dt := x.Dtype()
-	batch, n, err := op.square("x", x)
+	batch, n, err := square(op, "x", x)
 	if err != nil {
 		return nil, err
 	}
-	f := &luFactors{batch: batch, nb: numel(batch), n: n}
-	if f.lu, err = op.temp(dt, []int{max(1, f.nb*n*n)}); err != nil {
+	f := &luFactors{batch: batch, nb: Numel(batch), n: n}
+	if f.lu, err = op.Temp(dt, []int{max(1, f.nb*n*n)}); err != nil {
 		return nil, err
 	}
-	if f.piv, err = op.temp(tensor.Uint32, []int{max(1, f.nb*(n+1))}); err != nil {
+	if f.piv, err = op.Temp(tensor.Uint32, []int{max(1, f.nb*(n+1))}); err != nil {
 		return nil, err
 	}
 	if f.nb == 0 {
 		return f, nil
 	}
-	t, rt := glslType(dt), glslType(dt.Real())
-	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	t, rt := GLSLType(dt), GLSLType(dt.Real())
+	init := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer X { %[2]s x[]; };
 layout(std430, binding = 1) writeonly buffer A { %[2]s a[]; };
 layout(std430, binding = 2) writeonly buffer V { uint piv[]; };
@@ -96,12 +99,12 @@ layout(push_constant) uniform P { uint total; uint n, nb; } p;
 		piv[e] = r == p.n ? 0u : r;
 	}
 }
-`, localSize, t, indexGLSL)
+`, LocalSize, t, IndexGLSL)
 	src := x
 	if n == 0 {
 		src = f.lu // x is empty: bind something else
 	}
-	if err := op.elemGrid(init, []*tensor.Tensor{src, f.lu, f.piv}, max(f.nb*n*n, f.nb*(n+1)), uint32(n), uint32(f.nb)); err != nil {
+	if err := elemGrid(op, init, []*tensor.Tensor{src, f.lu, f.piv}, max(f.nb*n*n, f.nb*(n+1)), uint32(n), uint32(f.nb)); err != nil {
 		return nil, err
 	}
 	sk := &stepKernel{
@@ -159,7 +162,7 @@ shared uint si[WG];
 		panelCost:  func(k int) int { return 2*linCeil(n, linWG) + linCeil(n-k, linWG) },
 		updateCost: func(int) int { return 1 },
 	}
-	return f, op.runSteps(sk, f.nb, []*tensor.Tensor{f.lu, f.piv}, uint32(n))
+	return f, runSteps(op, sk, f.nb, []*tensor.Tensor{f.lu, f.piv}, uint32(n))
 }
 
 // luSolve adds the dispatches that solve A·X = B for X, out, of shape
@@ -167,20 +170,20 @@ shared uint si[WG];
 // A: P·B (B, of batch shape bBatch, broadcast; b nil: the identity), then
 // forward substitution with L and backward with U. A's batch broadcasts
 // against batchOut too.
-func (op *Op) luSolve(f *luFactors, b *tensor.Tensor, bBatch []int, out *tensor.Tensor, batchOut []int, k int) error {
-	nbo, n := numel(batchOut), f.n
+func luSolve(op *Op, f *luFactors, b *tensor.Tensor, bBatch []int, out *tensor.Tensor, batchOut []int, k int) error {
+	nbo, n := Numel(batchOut), f.n
 	if nbo == 0 || n == 0 || k == 0 {
 		return nil
 	}
 	dt := out.Dtype()
-	t := glslType(dt)
+	t := GLSLType(dt)
 	ad, as := batchMap(f.batch, batchOut)
 	var bd, bs []int
 	if b != nil {
 		bd, bs = batchMap(bBatch, batchOut)
 	}
 	if 3+2*len(ad)+2*len(bd) > 32 {
-		return op.errorf("batch shapes %v and %v need too many dimensions after merging", f.batch, bBatch)
+		return op.Errorf("batch shapes %v and %v need too many dimensions after merging", f.batch, bBatch)
 	}
 	src := "(src == c ? " + laOne(dt) + " : " + t + "(0))"
 	bdecl := ""
@@ -190,7 +193,7 @@ func (op *Op) luSolve(f *luFactors, b *tensor.Tensor, bBatch []int, out *tensor.
 		bdecl = fmt.Sprintf("layout(std430, binding = 2) readonly buffer B { %s bb[]; };\n", t)
 		ts = append(ts, b)
 	}
-	init := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	init := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer V { uint piv[]; };
 layout(std430, binding = 1) writeonly buffer X { %s x[]; };
 %slayout(push_constant) uniform P { uint total; uint n, k;%s%s } p;
@@ -203,10 +206,10 @@ layout(std430, binding = 1) writeonly buffer X { %s x[]; };
 	uint src = piv[amap(bo) * (p.n + 1u) + i];
 	x[e] = %s;
 }
-`, localSize, t, bdecl, mapPush("amap", len(ad)), mapPush("bmap", len(bd)), indexGLSL, mapGLSL("amap", len(ad)), condGLSL(b != nil, mapGLSL("bmap", len(bd))), src)
+`, LocalSize, t, bdecl, mapPush("amap", len(ad)), mapPush("bmap", len(bd)), IndexGLSL, mapGLSL("amap", len(ad)), condGLSL(b != nil, mapGLSL("bmap", len(bd))), src)
 	push := append([]any{uint32(n), uint32(k)}, mapVals(ad, as)...)
 	push = append(push, mapVals(bd, bs)...)
-	if err := op.elemGrid(init, ts, nbo*n*k, push...); err != nil {
+	if err := elemGrid(op, init, ts, nbo*n*k, push...); err != nil {
 		return err
 	}
 	decls := fmt.Sprintf(`layout(std430, binding = 0) readonly buffer A { %s a[]; };
@@ -239,10 +242,10 @@ layout(std430, binding = 1) coherent buffer X { %s x[]; };
 	}
 	vals := append([]any{uint32(n), uint32(k)}, mapVals(ad, as)...)
 	ts = []*tensor.Tensor{f.lu, out}
-	if err := op.runSteps(fwd, nbo, ts, vals...); err != nil {
+	if err := runSteps(op, fwd, nbo, ts, vals...); err != nil {
 		return err
 	}
-	return op.runSteps(bwd, nbo, ts, vals...)
+	return runSteps(op, bwd, nbo, ts, vals...)
 }
 
 func condGLSL(c bool, s string) string {
@@ -263,20 +266,20 @@ func condGLSL(c bool, s string) string {
 // singular matrix is no error: its x holds Inf or NaN (NumPy raises
 // LinAlgError). out must not share memory with a or b.
 func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "solve", a, b)
+	op, err := NewOp(o, "solve", a, b)
 	if err != nil {
 		return nil, err
 	}
 	dt := a.Dtype()
-	if err := op.linFloat(dt); err != nil {
-		return op.fail(err)
+	if err := linFloat(op, dt); err != nil {
+		return op.Fail(err)
 	}
 	if b.Dtype() != dt {
-		return op.fail(op.errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype()))
+		return op.Fail(op.Errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype()))
 	}
-	aBatch, n, err := op.square("a", a)
+	aBatch, n, err := square(op, "a", a)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	bs := b.Shape()
 	vector := len(bs) == 1
@@ -285,36 +288,36 @@ func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 	switch {
 	case vector:
 		if bs[0] != n {
-			return op.fail(op.errorf("b has shape %v, a %v: b's length must be n = %d", bs, a.Shape(), n))
+			return op.Fail(op.Errorf("b has shape %v, a %v: b's length must be n = %d", bs, a.Shape(), n))
 		}
 	case len(bs) < 2:
-		return op.fail(op.errorf("b is 0-d: want [n] or [..., n, k]"))
+		return op.Fail(op.Errorf("b is 0-d: want [n] or [..., n, k]"))
 	default:
 		if bs[len(bs)-2] != n {
-			return op.fail(op.errorf("b has shape %v, a %v: b's rows must be n = %d", bs, a.Shape(), n))
+			return op.Fail(op.Errorf("b has shape %v, a %v: b's rows must be n = %d", bs, a.Shape(), n))
 		}
 		bBatch, k = bs[:len(bs)-2], bs[len(bs)-1]
 	}
-	batch, err := broadcastShapes("solve", aBatch, bBatch)
+	batch, err := BroadcastShapes("solve", aBatch, bBatch)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	shape := append(append([]int(nil), batch...), n)
 	if !vector {
 		shape = append(shape, k)
 	}
-	x, err := op.outputNoAlias(out, dt, shape)
+	x, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if numel(shape) == 0 {
+	if Numel(shape) == 0 {
 		return op, nil
 	}
-	f, err := op.lu(a)
+	f, err := lu(op, a)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.luSolve(f, b, bBatch, x, batch, k))
+	return op.Done(luSolve(op, f, b, bBatch, x, batch, k))
 }
 
 // Inv prepares the inverse of each square matrix of x [..., n, n]
@@ -322,29 +325,29 @@ func Solve(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
 // pivoting; a singular matrix gives Inf or NaN entries, not an error
 // (NumPy raises LinAlgError). out must not share memory with x.
 func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "inv", x)
+	op, err := NewOp(o, "inv", x)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.linFloat(x.Dtype()); err != nil {
-		return op.fail(err)
+	if err := linFloat(op, x.Dtype()); err != nil {
+		return op.Fail(err)
 	}
-	batch, n, err := op.square("x", x)
+	batch, n, err := square(op, "x", x)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, x.Dtype(), x.Shape())
+	y, err := op.OutputNoAlias(out, x.Dtype(), x.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if numel(batch) == 0 || n == 0 {
+	if Numel(batch) == 0 || n == 0 {
 		return op, nil
 	}
-	f, err := op.lu(x)
+	f, err := lu(op, x)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.luSolve(f, nil, nil, y, batch, n))
+	return op.Done(luSolve(op, f, nil, nil, y, batch, n))
 }
 
 // Det prepares the determinant of each square matrix of x [..., n, n]
@@ -354,11 +357,11 @@ func Inv(o Owner, x, out *tensor.Tensor) (*Op, error) {
 // permutation; a singular matrix gives 0 (or a tiny number, as LAPACK's);
 // an empty matrix 1.
 func Det(o Owner, x, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "det", x)
+	op, err := NewOp(o, "det", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.detOp(x, false, out, nil))
+	return op.Done(detOp(op, x, false, out, nil))
 }
 
 // Slogdet prepares the sign and the natural logarithm of the absolute
@@ -370,50 +373,50 @@ func Det(o Owner, x, out *tensor.Tensor) (*Op, error) {
 // the permutation's sign) and logabsdet has the real dtype (float32 for
 // complex64), as NumPy's.
 func Slogdet(o Owner, x, sign, logabs *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "slogdet", x)
+	op, err := NewOp(o, "slogdet", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.detOp(x, true, sign, logabs))
+	return op.Done(detOp(op, x, true, sign, logabs))
 }
 
-func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error {
+func detOp(op *Op, x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error {
 	dt := x.Dtype()
-	if err := op.linFloat(dt); err != nil {
+	if err := linFloat(op, dt); err != nil {
 		return err
 	}
-	batch, n, err := op.square("x", x)
+	batch, n, err := square(op, "x", x)
 	if err != nil {
 		return err
 	}
-	y, err := op.output(out, dt, batch)
+	y, err := op.Output(out, dt, batch)
 	if err != nil {
 		return err
 	}
 	ts := []*tensor.Tensor{nil, nil, y}
 	if slog {
-		y2, err := op.output(out2, dt.Real(), batch)
+		y2, err := op.Output(out2, dt.Real(), batch)
 		if err != nil {
 			return err
 		}
 		ts = append(ts, y2)
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	nb := numel(batch)
+	nb := Numel(batch)
 	if nb == 0 {
 		return nil
 	}
 	if n > 60000 {
-		return op.errorf("matrices of %d rows: at most 60000", n)
+		return op.Errorf("matrices of %d rows: at most 60000", n)
 	}
-	f, err := op.lu(x)
+	f, err := lu(op, x)
 	if err != nil {
 		return err
 	}
 	ts[0], ts[1] = f.lu, f.piv
-	t, rt := glslType(dt), glslType(dt.Real())
+	t, rt := GLSLType(dt), GLSLType(dt.Real())
 	math := laScalarGLSL(dt)
 	var body, decl string
 	// The sign: the parity of the row swaps times the product of the
@@ -423,7 +426,7 @@ func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error
 		logf := "log"
 		negInf := "uintBitsToFloat(0xff800000u)"
 		if dt.Real() == tensor.Float64 {
-			logf, negInf, math = "logD", "packDouble2x32(uvec2(0u, 0xfff00000u))", mathF64+math
+			logf, negInf, math = "logD", "packDouble2x32(uvec2(0u, 0xfff00000u))", MathF64+math
 		}
 		decl = fmt.Sprintf("layout(std430, binding = 2) writeonly buffer S { %s sg[]; };\nlayout(std430, binding = 3) writeonly buffer L { %s la[]; };\n", t, rt)
 		body = fmt.Sprintf(`	%[1]s s = (piv[b * (n + 1u) + n] & 1u) != 0u ? -%[5]s : %[5]s;
@@ -455,7 +458,7 @@ func (op *Op) detOp(x *tensor.Tensor, slog bool, out, out2 *tensor.Tensor) error
 	}
 	d[b] = r;`, t, laOne(dt))
 	}
-	src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	src := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %s a[]; };
 layout(std430, binding = 1) readonly buffer V { uint piv[]; };
 %slayout(push_constant) uniform P { uint total; uint n; } p;
@@ -467,6 +470,6 @@ layout(std430, binding = 1) readonly buffer V { uint piv[]; };
 	uint n = p.n;
 %s
 }
-`, localSize, t, decl, indexGLSL, math, body)
-	return op.elemGrid(src, ts, nb, uint32(n))
+`, LocalSize, t, decl, IndexGLSL, math, body)
+	return elemGrid(op, src, ts, nb, uint32(n))
 }

@@ -10,11 +10,13 @@ import (
 )
 
 func init() {
-	builtin("vector_norm", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("vector_norm", in, 1); err != nil {
+	DefSchema("1", 1, []string{"axes", "keepdims", "ord=2"}, "vector_norm")
+	DefSchema("1", 1, []string{"ord=fro", "keepdims"}, "matrix_norm")
+	Builtin("vector_norm", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("vector_norm", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("vector_norm", out, 1); err != nil {
+		if err := TooMany("vector_norm", out, 1); err != nil {
 			return nil, err
 		}
 		ord := 2.0
@@ -25,16 +27,16 @@ func init() {
 			}
 			ord = v
 		}
-		return VectorNorm(o, in[0], at.Axes, at.KeepDims, ord, outAt(out, 0))
+		return VectorNorm(o, in[0], at.Axes, at.KeepDims, ord, OutAt(out, 0))
 	})
-	builtin("matrix_norm", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("matrix_norm", in, 1); err != nil {
+	Builtin("matrix_norm", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("matrix_norm", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("matrix_norm", out, 1); err != nil {
+		if err := TooMany("matrix_norm", out, 1); err != nil {
 			return nil, err
 		}
-		return MatrixNorm(o, in[0], at.Ord, at.KeepDims, outAt(out, 0))
+		return MatrixNorm(o, in[0], at.Ord, at.KeepDims, OutAt(out, 0))
 	})
 }
 
@@ -55,114 +57,114 @@ func init() {
 // reduction passes of Max/Min/Sum over them (any size), and element-wise
 // dispatches for the scaling and the root.
 func VectorNorm(o Owner, x *tensor.Tensor, axes []int, keepDims bool, ord float64, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "vector_norm", x)
+	op, err := NewOp(o, "vector_norm", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.vectorNorm(x, axes, keepDims, ord, out))
+	return op.Done(vectorNorm(op, x, axes, keepDims, ord, out))
 }
 
-func (op *Op) normDtype(x *tensor.Tensor) error {
+func normDtype(op *Op, x *tensor.Tensor) error {
 	dt := x.Dtype()
-	if !isFloat(dt) && !dt.IsComplex() {
-		return op.unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
+	if !IsFloat(dt) && !dt.IsComplex() {
+		return op.Unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
 	}
-	return op.requireDtypes(dt, computeDtype(dt.Real()))
+	return op.RequireDtypes(dt, ComputeDtype(dt.Real()))
 }
 
-func (op *Op) vectorNorm(x *tensor.Tensor, axes []int, keepDims bool, ord float64, out *tensor.Tensor) error {
-	if err := op.normDtype(x); err != nil {
+func vectorNorm(op *Op, x *tensor.Tensor, axes []int, keepDims bool, ord float64, out *tensor.Tensor) error {
+	if err := normDtype(op, x); err != nil {
 		return err
 	}
 	shape := x.Shape()
-	ax, err := normAxes(op.name, axes, len(shape))
+	ax, err := NormAxes(op.Name(), axes, len(shape))
 	if err != nil {
 		return err
 	}
-	y, err := op.output(out, x.Dtype().Real(), reducedShape(shape, ax, keepDims))
+	y, err := op.Output(out, x.Dtype().Real(), ReducedShape(shape, ax, keepDims))
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	lay, err := op.reduceLayout(shape, ax)
+	lay, err := op.ReduceLayout(shape, ax)
 	if err != nil {
 		return err
 	}
-	return op.normRows(x, lay, ord, y)
+	return normRows(op, x, lay, ord, y)
 }
 
 // normRows writes into y the ord-norm of each of lay's m rows of x.
-func (op *Op) normRows(x *tensor.Tensor, lay redLayout, ord float64, y *tensor.Tensor) error {
-	if lay.m == 0 {
+func normRows(op *Op, x *tensor.Tensor, lay RedLayout, ord float64, y *tensor.Tensor) error {
+	if lay.M == 0 {
 		return nil
 	}
-	if lay.n == 0 {
+	if lay.N == 0 {
 		if ord < 0 {
-			return op.errorf("the %v-norm of no elements has no value", ord)
+			return op.Errorf("the %v-norm of no elements has no value", ord)
 		}
-		return op.zeros(y)
+		return op.Zeros(y)
 	}
 	dt := y.Dtype()
-	acc := computeDtype(dt)
-	t, err := op.temp(acc, []int{lay.m * lay.n})
+	acc := ComputeDtype(dt)
+	t, err := op.Temp(acc, []int{lay.M * lay.N})
 	if err != nil {
 		return err
 	}
-	if err := op.normGather(x, lay, ord == 0, t); err != nil {
+	if err := normGather(op, x, lay, ord == 0, t); err != nil {
 		return err
 	}
-	rows := redLayout{m: lay.m, n: lay.n}
-	spec := func(k reduceKind, out tensor.Dtype) passSpec {
-		return passSpec{kind: k, in: acc, acc: acc, out: out}
+	rows := RedLayout{M: lay.M, N: lay.N}
+	spec := func(k ReduceKind, out tensor.Dtype) PassSpec {
+		return PassSpec{Kind: k, In: acc, Acc: acc, Out: out}
 	}
 	switch {
 	case math.IsInf(ord, 1):
-		return op.reducePasses(spec(kindMax, dt), t, nil, rows, y)
+		return op.ReducePasses(spec(KindMax, dt), t, nil, rows, y)
 	case math.IsInf(ord, -1):
-		return op.reducePasses(spec(kindMin, dt), t, nil, rows, y)
+		return op.ReducePasses(spec(KindMin, dt), t, nil, rows, y)
 	case ord == 0 || ord == 1:
-		return op.reducePasses(spec(kindSum, dt), t, nil, rows, y)
+		return op.ReducePasses(spec(KindSum, dt), t, nil, rows, y)
 	}
-	sc, err := op.temp(acc, []int{lay.m})
+	sc, err := op.Temp(acc, []int{lay.M})
 	if err != nil {
 		return err
 	}
-	sum, err := op.temp(acc, []int{lay.m})
+	sum, err := op.Temp(acc, []int{lay.M})
 	if err != nil {
 		return err
 	}
-	k := kindMax
+	k := KindMax
 	if ord < 0 {
-		k = kindMin
+		k = KindMin
 	}
-	if err := op.reducePasses(spec(k, acc), t, nil, rows, sc); err != nil {
+	if err := op.ReducePasses(spec(k, acc), t, nil, rows, sc); err != nil {
 		return err
 	}
-	if err := op.linRun(normPowGLSL(op, acc, ord), []*tensor.Tensor{t, sc}, lay.m*lay.n, uint32(lay.m*lay.n), uint32(lay.n)); err != nil {
+	if err := linRun(op, normPowGLSL(op, acc, ord), []*tensor.Tensor{t, sc}, lay.M*lay.N, uint32(lay.M*lay.N), uint32(lay.N)); err != nil {
 		return err
 	}
-	if err := op.reducePasses(spec(kindSum, acc), t, nil, rows, sum); err != nil {
+	if err := op.ReducePasses(spec(KindSum, acc), t, nil, rows, sum); err != nil {
 		return err
 	}
-	return op.linRun(normRootGLSL(op, acc, dt, ord), []*tensor.Tensor{sc, sum, y}, lay.m, uint32(lay.m))
+	return linRun(op, normRootGLSL(op, acc, dt, ord), []*tensor.Tensor{sc, sum, y}, lay.M, uint32(lay.M))
 }
 
 // normGather writes |x| (or x != 0 as 0 or 1) into t, row after row of
 // lay's reduced elements.
-func (op *Op) normGather(x *tensor.Tensor, lay redLayout, nonzero bool, t *tensor.Tensor) error {
-	dims, strides := []int{lay.m * lay.n}, []int{1}
-	if lay.strided {
-		dims, strides = lay.dims, lay.strides
+func normGather(op *Op, x *tensor.Tensor, lay RedLayout, nonzero bool, t *tensor.Tensor) error {
+	dims, strides := []int{lay.M * lay.N}, []int{1}
+	if lay.Strided {
+		dims, strides = lay.Dims, lay.Strides
 	}
-	push := []any{uint32(lay.m * lay.n)}
+	push := []any{uint32(lay.M * lay.N)}
 	for _, s := range [][]int{dims, strides} {
 		for _, v := range s {
 			push = append(push, uint32(v))
 		}
 	}
-	return op.linRun(normGatherGLSL(x.Dtype(), t.Dtype(), len(dims), nonzero), []*tensor.Tensor{x, t}, lay.m*lay.n, push...)
+	return linRun(op, normGatherGLSL(x.Dtype(), t.Dtype(), len(dims), nonzero), []*tensor.Tensor{x, t}, lay.M*lay.N, push...)
 }
 
 // MatrixNorm computes a norm of each matrix of x ([..., M, N];
@@ -177,15 +179,15 @@ func (op *Op) normGather(x *tensor.Tensor, lay redLayout, nonzero bool, t *tenso
 // reductions (see VectorNorm). Matrices of no elements have "fro" and
 // "nuc" norms of 0; the other ords refuse them.
 func MatrixNorm(o Owner, x *tensor.Tensor, ord string, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "matrix_norm", x)
+	op, err := NewOp(o, "matrix_norm", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.matrixNorm(x, ord, keepDims, out))
+	return op.Done(matrixNorm(op, x, ord, keepDims, out))
 }
 
-func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tensor.Tensor) error {
-	if err := op.checkMatrices(x, false); err != nil {
+func matrixNorm(op *Op, x *tensor.Tensor, ord string, keepDims bool, out *tensor.Tensor) error {
+	if err := checkMatrices(op, x, false); err != nil {
 		return err
 	}
 	switch ord {
@@ -205,7 +207,7 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 		ord = "-inf"
 	}
 	if !slices.Contains([]string{"fro", "nuc", "1", "-1", "2", "-2", "inf", "-inf"}, ord) {
-		return op.errorf("ord %q: want fro, nuc, 1, -1, 2, -2, inf or -inf", ord)
+		return op.Errorf("ord %q: want fro, nuc, 1, -1, 2, -2, inf or -inf", ord)
 	}
 	shape := x.Shape()
 	r := len(shape)
@@ -213,30 +215,30 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 	if keepDims {
 		oshape = append(oshape, 1, 1)
 	}
-	y, err := op.output(out, x.Dtype().Real(), oshape)
+	y, err := op.Output(out, x.Dtype().Real(), oshape)
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	B := numel(shape[:r-2])
+	B := Numel(shape[:r-2])
 	if B == 0 {
 		return nil
 	}
 	if shape[r-2]*shape[r-1] == 0 {
 		if ord != "fro" && ord != "nuc" {
-			return op.errorf("the %s-norm of an empty matrix has no value", ord)
+			return op.Errorf("the %s-norm of an empty matrix has no value", ord)
 		}
-		return op.zeros(y)
+		return op.Zeros(y)
 	}
 	switch ord {
 	case "fro":
-		lay, err := op.reduceLayout(shape, []int{r - 2, r - 1})
+		lay, err := op.ReduceLayout(shape, []int{r - 2, r - 1})
 		if err != nil {
 			return err
 		}
-		return op.normRows(x, lay, 2, y)
+		return normRows(op, x, lay, 2, y)
 	case "1", "-1", "inf", "-inf":
 		// Sums of |x| down the columns (1) or along the rows (inf), then
 		// their largest or smallest.
@@ -244,34 +246,34 @@ func (op *Op) matrixNorm(x *tensor.Tensor, ord string, keepDims bool, out *tenso
 		if ord == "inf" || ord == "-inf" {
 			axis, keep = r-1, shape[r-2]
 		}
-		lay, err := op.reduceLayout(shape, []int{axis})
+		lay, err := op.ReduceLayout(shape, []int{axis})
 		if err != nil {
 			return err
 		}
-		acc := computeDtype(y.Dtype())
-		t, err := op.temp(acc, []int{lay.m * lay.n})
+		acc := ComputeDtype(y.Dtype())
+		t, err := op.Temp(acc, []int{lay.M * lay.N})
 		if err != nil {
 			return err
 		}
-		sums, err := op.temp(acc, []int{lay.m})
+		sums, err := op.Temp(acc, []int{lay.M})
 		if err != nil {
 			return err
 		}
-		if err := op.normGather(x, lay, false, t); err != nil {
+		if err := normGather(op, x, lay, false, t); err != nil {
 			return err
 		}
-		if err := op.reducePasses(passSpec{kind: kindSum, in: acc, acc: acc, out: acc}, t, nil, redLayout{m: lay.m, n: lay.n}, sums); err != nil {
+		if err := op.ReducePasses(PassSpec{Kind: KindSum, In: acc, Acc: acc, Out: acc}, t, nil, RedLayout{M: lay.M, N: lay.N}, sums); err != nil {
 			return err
 		}
-		k := kindMax
+		k := KindMax
 		if ord[0] == '-' {
-			k = kindMin
+			k = KindMin
 		}
-		return op.reducePasses(passSpec{kind: k, in: acc, acc: acc, out: y.Dtype()}, sums, nil, redLayout{m: B, n: keep}, y)
+		return op.ReducePasses(PassSpec{Kind: k, In: acc, Acc: acc, Out: y.Dtype()}, sums, nil, RedLayout{M: B, N: keep}, y)
 	}
-	w, err := op.jacobi(x, false, false)
+	w, err := jacobi(op, x, false, false)
 	if err != nil {
 		return err
 	}
-	return op.linRun(normSingularGLSL(w.acc, y.Dtype(), ord), []*tensor.Tensor{w.s, w.perm, w.scale, y}, B, uint32(B), uint32(w.N))
+	return linRun(op, normSingularGLSL(w.acc, y.Dtype(), ord), []*tensor.Tensor{w.s, w.perm, w.scale, y}, B, uint32(B), uint32(w.N))
 }

@@ -13,11 +13,11 @@ import (
 // through dims and strides (rank of them). Push: n, dims, strides.
 func normGatherGLSL(dt, acc tensor.Dtype, rank int, nonzero bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, dt, acc)
+	linHead(&b, LocalSize, dt, acc)
 	if dt.IsComplex() {
-		b.WriteString(complexGLSL(dt))
+		b.WriteString(ComplexGLSL(dt))
 	}
-	a := glslType(acc)
+	a := GLSLType(acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) writeonly buffer B1 { %[2]s t[]; };
 layout(push_constant) uniform P { uint n; uint dims[%[3]d]; uint st[%[3]d]; } p;
@@ -25,17 +25,17 @@ void main() {
 	uint e = gid();
 	if (e >= p.n) return;
 	uint r = e, src = 0u, d;
-`, glslType(dt), a, rank)
+`, GLSLType(dt), a, rank)
 	for d := rank - 1; d >= 0; d-- {
 		fmt.Fprintf(&b, "\td = r %% p.dims[%d]; r /= p.dims[%d]; src += d * p.st[%d];\n", d, d, d)
 	}
 	switch {
 	case nonzero && dt.IsComplex():
-		fmt.Fprintf(&b, "\t%[2]s v = x[src];\n\tt[e] = v != %[2]s(0) ? %[1]s(1) : %[1]s(0);\n}\n", a, glslType(dt))
+		fmt.Fprintf(&b, "\t%[2]s v = x[src];\n\tt[e] = v != %[2]s(0) ? %[1]s(1) : %[1]s(0);\n}\n", a, GLSLType(dt))
 	case nonzero:
 		fmt.Fprintf(&b, "\t%[1]s v = %[1]s(x[src]);\n\tt[e] = v != %[1]s(0) ? %[1]s(1) : %[1]s(0);\n}\n", a)
 	case dt.IsComplex():
-		fmt.Fprintf(&b, "\tt[e] = %s;\n}\n", cfn("cabs", dt, "x[src]"))
+		fmt.Fprintf(&b, "\tt[e] = %s;\n}\n", Cfn("cabs", dt, "x[src]"))
 	default:
 		fmt.Fprintf(&b, "\tt[e] = abs(%s(x[src]));\n}\n", a)
 	}
@@ -46,20 +46,20 @@ void main() {
 // needs.
 func normPowFn(op *Op, acc tensor.Dtype) (string, string) {
 	if acc == tensor.Float64 {
-		return "powD", powF64
+		return "powD", PowF64
 	}
-	if op.dev.Features.ShaderFloat64 {
-		return "powC", powF32
+	if op.Device().Features.ShaderFloat64 {
+		return "powC", PowF32
 	}
-	return "powC", powF32Lite
+	return "powC", PowF32Lite
 }
 
 // normPowGLSL: t = (t / sc[row])^ord, in place. Bindings: t, sc. Push: n,
 // row length.
 func normPowGLSL(op *Op, acc tensor.Dtype, ord float64) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc)
-	a := glslType(acc)
+	linHead(&b, LocalSize, acc)
+	a := GLSLType(acc)
 	pow, code := normPowFn(op, acc)
 	b.WriteString(code)
 	expr := fmt.Sprintf("%s(v, %s)", pow, linLit(acc, ord))
@@ -83,8 +83,8 @@ void main() {
 // Bindings: sc, sum, y. Push: m.
 func normRootGLSL(op *Op, acc, dt tensor.Dtype, ord float64) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc, dt)
-	a := glslType(acc)
+	linHead(&b, LocalSize, acc, dt)
+	a := GLSLType(acc)
 	pow, code := normPowFn(op, acc)
 	b.WriteString(code)
 	root := fmt.Sprintf("%s(s, %s)", pow, linLit(acc, 1/ord))
@@ -105,7 +105,7 @@ void main() {
 	if (isnan(c)) v = c;
 	y[o] = %[2]s(v);
 }
-`, a, glslType(dt), root)
+`, a, GLSLType(dt), root)
 	return b.String()
 }
 
@@ -113,8 +113,8 @@ void main() {
 // value, or their sum ("nuc"). Bindings: s, perm, scale, y. Push: B, N.
 func normSingularGLSL(acc, dt tensor.Dtype, ord string) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc, dt)
-	a := glslType(acc)
+	linHead(&b, LocalSize, acc, dt)
+	a := GLSLType(acc)
 	var expr string
 	switch ord {
 	case "2":
@@ -134,10 +134,10 @@ void main() {
 	if (b >= p.B) return;
 	uint base = b * p.N;
 	%[1]s v = %[1]s(0);
-`, a, glslType(dt))
+`, a, GLSLType(dt))
 	if ord == "nuc" {
 		b.WriteString("\tfor (uint j = 0u; j < p.N; j++) v += s[base + perm[base + j]];\n")
 	}
-	fmt.Fprintf(&b, "\ty[b] = %s((%s) * scale[b]);\n}\n", glslType(dt), expr)
+	fmt.Fprintf(&b, "\ty[b] = %s((%s) * scale[b]);\n}\n", GLSLType(dt), expr)
 	return b.String()
 }

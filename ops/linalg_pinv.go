@@ -9,23 +9,24 @@ import (
 )
 
 func init() {
-	builtin("pinv", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	DefSchema("1 or 2 (x, rtol)", 1, []string{"rtol"}, "pinv", "matrix_rank")
+	Builtin("pinv", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if len(in) != 1 && len(in) != 2 {
-			return nil, inputs("pinv", in, 1)
+			return nil, Inputs("pinv", in, 1)
 		}
-		if err := tooMany("pinv", out, 1); err != nil {
+		if err := TooMany("pinv", out, 1); err != nil {
 			return nil, err
 		}
-		return Pinv(o, in[0], rtolInput(in), at.Rtol, outAt(out, 0))
+		return Pinv(o, in[0], rtolInput(in), at.Rtol, OutAt(out, 0))
 	})
-	builtin("matrix_rank", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	Builtin("matrix_rank", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if len(in) != 1 && len(in) != 2 {
-			return nil, inputs("matrix_rank", in, 1)
+			return nil, Inputs("matrix_rank", in, 1)
 		}
-		if err := tooMany("matrix_rank", out, 1); err != nil {
+		if err := TooMany("matrix_rank", out, 1); err != nil {
 			return nil, err
 		}
-		return MatrixRank(o, in[0], rtolInput(in), at.Rtol, outAt(out, 0))
+		return MatrixRank(o, in[0], rtolInput(in), at.Rtol, OutAt(out, 0))
 	})
 }
 
@@ -50,11 +51,11 @@ func Pinv(o Owner, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) (
 	if rtolT != nil {
 		ins = append(ins, rtolT)
 	}
-	op, err := newOp(o, "pinv", ins...)
+	op, err := NewOp(o, "pinv", ins...)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.pinv(x, rtolT, rtol, out))
+	return op.Done(pinv(op, x, rtolT, rtol, out))
 }
 
 // MatrixRank counts the singular values σ > rtol·σ_max of each matrix of
@@ -64,15 +65,15 @@ func MatrixRank(o Owner, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Ten
 	if rtolT != nil {
 		ins = append(ins, rtolT)
 	}
-	op, err := newOp(o, "matrix_rank", ins...)
+	op, err := NewOp(o, "matrix_rank", ins...)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.matrixRank(x, rtolT, rtol, out))
+	return op.Done(matrixRank(op, x, rtolT, rtol, out))
 }
 
 // cutoff checks the rtol input and returns the default rtol.
-func (op *Op) cutoff(x, rtolT *tensor.Tensor, rtol *float64) (float64, error) {
+func cutoff(op *Op, x, rtolT *tensor.Tensor, rtol *float64) (float64, error) {
 	shape := x.Shape()
 	r := len(shape)
 	def := float64(max(shape[r-2], shape[r-1])) * epsOf(x.Dtype().Real())
@@ -83,25 +84,25 @@ func (op *Op) cutoff(x, rtolT *tensor.Tensor, rtol *float64) (float64, error) {
 		return def, nil
 	}
 	if rtol != nil {
-		return 0, op.errorf("rtol given both as an attribute and as an input")
+		return 0, op.Errorf("rtol given both as an attribute and as an input")
 	}
-	if !isFloat(rtolT.Dtype()) {
-		return 0, op.errorf("rtol is %v: want a float dtype", rtolT.Dtype())
+	if !IsFloat(rtolT.Dtype()) {
+		return 0, op.Errorf("rtol is %v: want a float dtype", rtolT.Dtype())
 	}
-	if err := op.requireDtypes(rtolT.Dtype()); err != nil {
+	if err := op.RequireDtypes(rtolT.Dtype()); err != nil {
 		return 0, err
 	}
 	if rtolT.Len() != 1 && !slices.Equal(rtolT.Shape(), shape[:r-2]) {
-		return 0, op.errorf("rtol of shape %v: want the stack's shape %v or one element", rtolT.Shape(), shape[:r-2])
+		return 0, op.Errorf("rtol of shape %v: want the stack's shape %v or one element", rtolT.Shape(), shape[:r-2])
 	}
 	return def, nil
 }
 
-func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) error {
-	if err := op.checkMatrices(x, false); err != nil {
+func pinv(op *Op, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) error {
+	if err := checkMatrices(op, x, false); err != nil {
 		return err
 	}
-	def, err := op.cutoff(x, rtolT, rtol)
+	def, err := cutoff(op, x, rtolT, rtol)
 	if err != nil {
 		return err
 	}
@@ -110,29 +111,29 @@ func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) e
 	batch := slices.Clone(shape[:r-2])
 	M0, N0 := shape[r-2], shape[r-1]
 	dt := x.Dtype()
-	if numel(shape) == 0 {
-		y, err := op.output(out, dt, append(batch, N0, M0))
+	if Numel(shape) == 0 {
+		y, err := op.Output(out, dt, append(batch, N0, M0))
 		if err != nil {
 			return err
 		}
-		if err := op.noAlias(); err != nil {
+		if err := op.NoAlias(); err != nil {
 			return err
 		}
 		if y.Len() == 0 {
 			return nil
 		}
-		return op.zeros(y)
+		return op.Zeros(y)
 	}
-	w, err := op.jacobi(x, true, false)
+	w, err := jacobi(op, x, true, false)
 	if err != nil {
 		return err
 	}
 	B, N := w.B, w.N
-	d, err := op.temp(w.acc, []int{B * N})
+	d, err := op.Temp(w.acc, []int{B * N})
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(rankGLSL(w.acc, rtolType(rtolT), false), rankTensors(w, rtolT, d, false), B, uint32(B), uint32(N), rtolLen(rtolT), float32(def)); err != nil {
+	if err := linRun(op, rankGLSL(w.acc, rtolType(rtolT), false), rankTensors(w, rtolT, d, false), B, uint32(B), uint32(N), rtolLen(rtolT), float32(def)); err != nil {
 		return err
 	}
 	// Not transposed: pinv = (V D) Wᴴ, Z[i][r] = V_ir d_r, then Z times
@@ -145,70 +146,69 @@ func (op *Op) pinv(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) e
 		z, rhs = w.W, w.V
 	}
 	if w.el.cx {
-		if err := op.linRun(linConjGLSL(rhs.Dtype()), []*tensor.Tensor{rhs}, rhs.Len(), uint32(rhs.Len())); err != nil {
+		if err := linRun(op, linConjGLSL(rhs.Dtype()), []*tensor.Tensor{rhs}, rhs.Len(), uint32(rhs.Len())); err != nil {
 			return err
 		}
 	}
 	zr := z.Shape()[len(z.Shape())-1] // the rows of Z: the vectors' length
-	zs, err := op.temp(w.el.dt(), append(slices.Clone(batch), zr, N))
+	zs, err := op.Temp(w.el.dt(), append(slices.Clone(batch), zr, N))
 	if err != nil {
 		return err
 	}
-	if err := op.linRun(pinvScaleGLSL(w.el), []*tensor.Tensor{z, d, zs}, B*zr*N, uint32(B), uint32(zr), uint32(N)); err != nil {
+	if err := linRun(op, pinvScaleGLSL(w.el), []*tensor.Tensor{z, d, zs}, B*zr*N, uint32(B), uint32(zr), uint32(N)); err != nil {
 		return err
 	}
 	if dt == w.el.dt() {
-		return op.matmul(zs, rhs, out, tiles{})
+		return op.MatMul(zs, rhs, out, Tiles{})
 	}
 	// float16: the product in float32, then rounded into the output.
-	prod, err := op.temp(w.acc, append(slices.Clone(batch), N0, M0))
+	prod, err := op.Temp(w.acc, append(slices.Clone(batch), N0, M0))
 	if err != nil {
 		return err
 	}
-	if err := op.matmul(zs, rhs, prod, tiles{}); err != nil {
+	if err := matmulTemp(op, zs, rhs, prod); err != nil {
 		return err
 	}
-	op.outs = op.outs[:len(op.outs)-1] // prod is scratch, not an output
-	y, err := op.output(out, dt, append(batch, N0, M0))
+	y, err := op.Output(out, dt, append(batch, N0, M0))
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	return op.linRun(linCastGLSL(w.acc, dt), []*tensor.Tensor{prod, y}, y.Len(), uint32(y.Len()))
+	return linRun(op, linCastGLSL(w.acc, dt), []*tensor.Tensor{prod, y}, y.Len(), uint32(y.Len()))
 }
 
-func (op *Op) matrixRank(x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) error {
-	if err := op.checkMatrices(x, false); err != nil {
+func matrixRank(op *Op, x, rtolT *tensor.Tensor, rtol *float64, out *tensor.Tensor) error {
+	if err := checkMatrices(op, x, false); err != nil {
 		return err
 	}
-	def, err := op.cutoff(x, rtolT, rtol)
+	def, err := cutoff(op, x, rtolT, rtol)
 	if err != nil {
 		return err
 	}
 	shape := x.Shape()
-	y, err := op.output(out, tensor.Int64, slices.Clone(shape[:len(shape)-2]))
+	y, err := op.Output(out, tensor.Int64, slices.Clone(shape[:len(shape)-2]))
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	if err := op.requireDtypes(tensor.Int64); err != nil {
+	if err := op.RequireDtypes(tensor.Int64); err != nil {
 		return err
 	}
 	if y.Len() == 0 {
 		return nil
 	}
-	if numel(shape) == 0 {
-		return op.zeros(y)
+	if Numel(shape) == 0 {
+		return op.Zeros(y)
 	}
-	w, err := op.jacobi(x, false, false)
+	w, err := jacobi(op, x, false, false)
 	if err != nil {
 		return err
 	}
-	return op.linRun(rankGLSL(w.acc, rtolType(rtolT), true), rankTensors(w, rtolT, y, true), w.B, uint32(w.B), uint32(w.N), rtolLen(rtolT), float32(def))
+	return linRun(op, rankGLSL(w.acc, rtolType(rtolT), true), rankTensors(w, rtolT, y, true), w.B, uint32(w.B), uint32(w.N), rtolLen(rtolT), float32(def))
 }
 
 func rtolType(t *tensor.Tensor) tensor.Dtype {
@@ -247,8 +247,8 @@ func rankGLSL(acc, rdt tensor.Dtype, count bool) string {
 	if rdt != 0 {
 		dts = append(dts, rdt)
 	}
-	linHead(&b, localSize, dts...)
-	a := glslType(acc)
+	linHead(&b, LocalSize, dts...)
+	a := GLSLType(acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s s[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };
 `, a)
@@ -259,7 +259,7 @@ layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };
 	}
 	rt := a + "(p.rdef)"
 	if rdt != 0 {
-		fmt.Fprintf(&b, "layout(std430, binding = %d) readonly buffer BR { %s rt[]; };\n", o, glslType(rdt))
+		fmt.Fprintf(&b, "layout(std430, binding = %d) readonly buffer BR { %s rt[]; };\n", o, GLSLType(rdt))
 		o++
 		rt = fmt.Sprintf("%s(rt[p.nr == 1u ? 0u : b])", a)
 	}
@@ -291,7 +291,7 @@ void main() {
 // N.
 func pinvScaleGLSL(el linEl) string {
 	var b strings.Builder
-	linHead(&b, localSize, el.acc)
+	linHead(&b, LocalSize, el.acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[2]s src[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[1]s d[]; };
 layout(std430, binding = 2) writeonly buffer B2 { %[2]s z[]; };
@@ -310,7 +310,7 @@ void main() {
 // linCastGLSL: y = x in y's dtype. Push: n.
 func linCastGLSL(from, to tensor.Dtype) string {
 	var b strings.Builder
-	linHead(&b, localSize, from, to)
+	linHead(&b, LocalSize, from, to)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) writeonly buffer B1 { %[2]s y[]; };
 layout(push_constant) uniform P { uint n; } p;
@@ -318,6 +318,6 @@ void main() {
 	uint e = gid();
 	if (e < p.n) y[e] = %[2]s(x[e]);
 }
-`, glslType(from), glslType(to))
+`, GLSLType(from), GLSLType(to))
 	return b.String()
 }

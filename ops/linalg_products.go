@@ -11,67 +11,69 @@ import (
 // vecdot, outer, cross, diagonal, trace.
 
 func init() {
-	builtinOne("matrix_power", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	DefSchema("2", 1, nil, "outer")
+	DefSchema("2", 1, []string{"axes=[] (outer)", "axes2=[]"}, "tensordot")
+	DefSchema("2", 1, []string{"axes=-1"}, "vecdot", "cross")
+	DefSchema("1", 1, []string{"offset"}, "diagonal", "trace")
+	DefSchema("1", 1, []string{"n"}, "matrix_power")
+	BuiltinOne("matrix_power", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return MatrixPower(o, in[0], at.N, out)
 	})
-	builtinOne("tensordot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	BuiltinOne("tensordot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Tensordot(o, in[0], in[1], at.Axes, at.Axes2, out)
 	})
-	builtinOne("vecdot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
-		axis, err := axisAttr("vecdot", at.Axes, -1)
+	BuiltinOne("vecdot", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		axis, err := AxisAttr("vecdot", at.Axes, -1)
 		if err != nil {
 			return nil, err
 		}
 		return Vecdot(o, in[0], in[1], axis, out)
 	})
-	builtinOne("cross", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
-		axis, err := axisAttr("cross", at.Axes, -1)
+	BuiltinOne("cross", 2, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+		axis, err := AxisAttr("cross", at.Axes, -1)
 		if err != nil {
 			return nil, err
 		}
 		return Cross(o, in[0], in[1], axis, out)
 	})
-	builtinOne("outer", 2, func(o Owner, in []*tensor.Tensor, _ Attrs, out *tensor.Tensor) (*Op, error) {
+	BuiltinOne("outer", 2, func(o Owner, in []*tensor.Tensor, _ Attrs, out *tensor.Tensor) (*Op, error) {
 		return Outer(o, in[0], in[1], out)
 	})
-	builtinOne("diagonal", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	BuiltinOne("diagonal", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Diagonal(o, in[0], at.Offset, out)
 	})
-	builtinOne("trace", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
+	BuiltinOne("trace", 1, func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error) {
 		return Trace(o, in[0], at.Offset, out)
 	})
 }
 
 // linProductDtype checks a dtype the products take: the numeric ones.
-func (op *Op) linProductDtype(a, b *tensor.Tensor) (tensor.Dtype, error) {
+func linProductDtype(op *Op, a, b *tensor.Tensor) (tensor.Dtype, error) {
 	dt := a.Dtype()
 	if b != nil && b.Dtype() != dt {
-		return 0, op.errorf("mismatched dtypes: %v and %v (promote first)", dt, b.Dtype())
+		return 0, op.Errorf("mismatched dtypes: %v and %v (promote first)", dt, b.Dtype())
 	}
 	switch {
 	case dt == tensor.Bool || !dt.Valid():
-		return 0, op.unsupported(dt, "the numeric dtypes")
+		return 0, op.Unsupported(dt, "the numeric dtypes")
 	}
-	return dt, op.requireDtypes(dt, computeDtype(dt))
+	return dt, op.RequireDtypes(dt, ComputeDtype(dt))
 }
 
 // matmulTemp adds c = a @ b for scratch c (matmul's output bookkeeping
 // undone: c is no output of the op).
-func (op *Op) matmulTemp(a, b, c *tensor.Tensor) error {
-	outs := op.outs
-	err := op.matmul(a, b, c, tiles{})
-	op.outs = outs
-	return err
+func matmulTemp(op *Op, a, b, c *tensor.Tensor) error {
+	return op.ScratchOnly(func() error { return op.MatMul(a, b, c, Tiles{}) })
 }
 
 // copyAll adds y = x, bit for bit (same element count).
-func (op *Op) copyAll(x, y *tensor.Tensor) error {
+func copyAll(op *Op, x, y *tensor.Tensor) error {
 	n := x.Len()
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil || n == 0 {
 		return err
 	}
-	return op.dispatch(gatherGLSL(x.Dtype(), 1), []*tensor.Tensor{x, y}, groups, uint32(n), uint32(n), uint32(1))
+	return op.Dispatch(GatherGLSL(x.Dtype(), 1), []*tensor.Tensor{x, y}, groups, uint32(n), uint32(n), uint32(1))
 }
 
 // MatrixPower prepares x raised to the integer power n, for each square
@@ -81,32 +83,32 @@ func (op *Op) copyAll(x, y *tensor.Tensor) error {
 // complex128). Dtypes: as
 // Matmul for n ≥ 0 (integers wrap). out must not share memory with x.
 func MatrixPower(o Owner, x *tensor.Tensor, n int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "matrix_power", x)
+	op, err := NewOp(o, "matrix_power", x)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := op.linProductDtype(x, nil)
+	dt, err := linProductDtype(op, x, nil)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if n < 0 {
-		if err := op.linFloat(dt); err != nil {
-			return op.fail(fmt.Errorf("%w (a negative power inverts)", err))
+		if err := linFloat(op, dt); err != nil {
+			return op.Fail(fmt.Errorf("%w (a negative power inverts)", err))
 		}
 	}
-	batch, m, err := op.square("x", x)
+	batch, m, err := square(op, "x", x)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, dt, x.Shape())
+	y, err := op.OutputNoAlias(out, dt, x.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if x.Len() == 0 {
 		return op, nil
 	}
 	if n == 0 {
-		src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+		src := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) writeonly buffer Y { %[2]s y[]; };
 layout(push_constant) uniform P { uint total; uint m; } p;
 %[3]svoid main() {
@@ -115,20 +117,20 @@ layout(push_constant) uniform P { uint total; uint m; } p;
 		y[e] = (e %% p.m) == ((e / p.m) %% p.m) ? %[4]s : %[2]s(0);
 	}
 }
-`, localSize, glslType(dt), indexGLSL, laOne(dt))
-		return op.done(op.elemGrid(src, []*tensor.Tensor{y}, x.Len(), uint32(m)))
+`, LocalSize, GLSLType(dt), IndexGLSL, laOne(dt))
+		return op.Done(elemGrid(op, src, []*tensor.Tensor{y}, x.Len(), uint32(m)))
 	}
 	cur := x
 	if n < 0 {
-		f, err := op.lu(x)
+		f, err := lu(op, x)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		if cur, err = op.temp(dt, x.Shape()); err != nil {
-			return op.fail(err)
+		if cur, err = op.Temp(dt, x.Shape()); err != nil {
+			return op.Fail(err)
 		}
-		if err := op.luSolve(f, nil, nil, cur, batch, m); err != nil {
-			return op.fail(err)
+		if err := luSolve(op, f, nil, nil, cur, batch, m); err != nil {
+			return op.Fail(err)
 		}
 		n = -n
 	}
@@ -138,12 +140,12 @@ layout(push_constant) uniform P { uint total; uint m; } p;
 			if acc == nil {
 				acc = cur
 			} else {
-				t, err := op.temp(dt, x.Shape())
+				t, err := op.Temp(dt, x.Shape())
 				if err != nil {
-					return op.fail(err)
+					return op.Fail(err)
 				}
-				if err := op.matmulTemp(acc, cur, t); err != nil {
-					return op.fail(err)
+				if err := matmulTemp(op, acc, cur, t); err != nil {
+					return op.Fail(err)
 				}
 				acc = t
 			}
@@ -151,31 +153,31 @@ layout(push_constant) uniform P { uint total; uint m; } p;
 		if p >>= 1; p == 0 {
 			break
 		}
-		t, err := op.temp(dt, x.Shape())
+		t, err := op.Temp(dt, x.Shape())
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		if err := op.matmulTemp(cur, cur, t); err != nil {
-			return op.fail(err)
+		if err := matmulTemp(op, cur, cur, t); err != nil {
+			return op.Fail(err)
 		}
 		cur = t
 	}
-	return op.done(op.copyAll(acc, y))
+	return op.Done(copyAll(op, acc, y))
 }
 
 // normAxisList checks axes of a rank-r tensor: in range, none repeated;
 // returns them non-negative, in the given order.
-func (op *Op) normAxisList(what string, axes []int, r int) ([]int, error) {
+func normAxisList(op *Op, what string, axes []int, r int) ([]int, error) {
 	out := make([]int, len(axes))
 	for i, a := range axes {
 		if a < -r || a >= r {
-			return nil, op.errorf("%s axis %d is out of range for %d dimensions", what, a, r)
+			return nil, op.Errorf("%s axis %d is out of range for %d dimensions", what, a, r)
 		}
 		if a < 0 {
 			a += r
 		}
 		if slices.Contains(out[:i], a) {
-			return nil, op.errorf("%s axes %v repeat axis %d", what, axes, a)
+			return nil, op.Errorf("%s axes %v repeat axis %d", what, axes, a)
 		}
 		out[i] = a
 	}
@@ -184,18 +186,18 @@ func (op *Op) normAxisList(what string, axes []int, r int) ([]int, error) {
 
 // gatherTo adds y = x's elements in the order of x's axes order (a
 // permutation of them): y, contiguous, of x.Len() elements.
-func (op *Op) gatherTo(x *tensor.Tensor, order []int, y *tensor.Tensor) error {
-	s, st := x.Shape(), contiguous(x.Shape())
+func gatherTo(op *Op, x *tensor.Tensor, order []int, y *tensor.Tensor) error {
+	s, st := x.Shape(), Contiguous(x.Shape())
 	dims, src := make([]int, len(order)), make([]int, len(order))
 	for i, a := range order {
 		dims[i], src[i] = s[a], st[a]
 	}
-	md, ms := merge(dims, contiguous(dims), src)
-	if len(md) > maxRank {
-		return op.errorf("%d dimensions after merging, at most %d", len(md), maxRank)
+	md, ms := Merge(dims, Contiguous(dims), src)
+	if len(md) > MaxRank {
+		return op.Errorf("%d dimensions after merging, at most %d", len(md), MaxRank)
 	}
 	n := x.Len()
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return err
 	}
@@ -203,7 +205,7 @@ func (op *Op) gatherTo(x *tensor.Tensor, order []int, y *tensor.Tensor) error {
 	for _, v := range append(slices.Clone(md), ms[1]...) {
 		push = append(push, uint32(v))
 	}
-	return op.dispatch(gatherGLSL(x.Dtype(), len(md)), []*tensor.Tensor{x, y}, groups, push...)
+	return op.Dispatch(GatherGLSL(x.Dtype(), len(md)), []*tensor.Tensor{x, y}, groups, push...)
 }
 
 // Tensordot prepares the tensor contraction of a and b over axesA of a
@@ -214,30 +216,30 @@ func (op *Op) gatherTo(x *tensor.Tensor, order []int, y *tensor.Tensor) error {
 // float16 sums in float32). It gathers a into [M, K] and b into [K, N],
 // multiplies with Matmul's kernel, and copies to out.
 func Tensordot(o Owner, a, b *tensor.Tensor, axesA, axesB []int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "tensordot", a, b)
+	op, err := NewOp(o, "tensordot", a, b)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := op.linProductDtype(a, b)
+	dt, err := linProductDtype(op, a, b)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	as, bs := a.Shape(), b.Shape()
 	if len(axesA) != len(axesB) {
-		return op.fail(op.errorf("axes %v and %v: as many of each", axesA, axesB))
+		return op.Fail(op.Errorf("axes %v and %v: as many of each", axesA, axesB))
 	}
-	xa, err := op.normAxisList("x1", axesA, len(as))
+	xa, err := normAxisList(op, "x1", axesA, len(as))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	xb, err := op.normAxisList("x2", axesB, len(bs))
+	xb, err := normAxisList(op, "x2", axesB, len(bs))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	K := 1
 	for i := range xa {
 		if as[xa[i]] != bs[xb[i]] {
-			return op.fail(op.errorf("contracted axes %d of %v and %d of %v differ in size", xa[i], as, xb[i], bs))
+			return op.Fail(op.Errorf("contracted axes %d of %v and %d of %v differ in size", xa[i], as, xb[i], bs))
 		}
 		K *= as[xa[i]]
 	}
@@ -257,36 +259,36 @@ func Tensordot(o Owner, a, b *tensor.Tensor, axesA, axesB []int, out *tensor.Ten
 			N *= d
 		}
 	}
-	y, err := op.outputNoAlias(out, dt, shape)
+	y, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if M*N == 0 {
 		return op, nil
 	}
 	if K == 0 {
-		return op.done(op.zeros(y))
+		return op.Done(op.Zeros(y))
 	}
-	a2, err := op.temp(dt, []int{M, K})
+	a2, err := op.Temp(dt, []int{M, K})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	b2, err := op.temp(dt, []int{K, N})
+	b2, err := op.Temp(dt, []int{K, N})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	c, err := op.temp(dt, []int{M, N})
+	c, err := op.Temp(dt, []int{M, N})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.gatherTo(a, append(slices.Clone(freeA), xa...), a2); err != nil {
-		return op.fail(err)
+	if err := gatherTo(op, a, append(slices.Clone(freeA), xa...), a2); err != nil {
+		return op.Fail(err)
 	}
-	if err := op.gatherTo(b, append(slices.Clone(xb), freeB...), b2); err != nil {
-		return op.fail(err)
+	if err := gatherTo(op, b, append(slices.Clone(xb), freeB...), b2); err != nil {
+		return op.Fail(err)
 	}
-	if err := op.matmulTemp(a2, b2, c); err != nil {
-		return op.fail(err)
+	if err := matmulTemp(op, a2, b2, c); err != nil {
+		return op.Fail(err)
 	}
-	return op.done(op.copyAll(c, y))
+	return op.Done(copyAll(op, c, y))
 }

@@ -7,14 +7,15 @@ import (
 )
 
 func init() {
-	builtin("qr", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("qr", in, 1); err != nil {
+	DefSchema("1", 2, []string{"mode"}, "qr")
+	Builtin("qr", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("qr", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("qr", out, 2); err != nil {
+		if err := TooMany("qr", out, 2); err != nil {
 			return nil, err
 		}
-		return QR(o, in[0], at.Mode, outAt(out, 0), outAt(out, 1))
+		return QR(o, in[0], at.Mode, OutAt(out, 0), OutAt(out, 1))
 	})
 }
 
@@ -38,17 +39,17 @@ func init() {
 // to a whole column, so m is at most about 14000. Q and R must not share
 // memory with x.
 func QR(o Owner, x *tensor.Tensor, mode string, qOut, rOut *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "qr", x)
+	op, err := NewOp(o, "qr", x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
-	if err := op.linFloat(dt); err != nil {
-		return op.fail(err)
+	if err := linFloat(op, dt); err != nil {
+		return op.Fail(err)
 	}
 	s := x.Shape()
 	if len(s) < 2 {
-		return op.fail(op.errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))
+		return op.Fail(op.Errorf("x has shape %v: want a matrix or a stack of them (..., m, n)", s))
 	}
 	batch, m, n := s[:len(s)-2], s[len(s)-2], s[len(s)-1]
 	kk := min(m, n)
@@ -58,34 +59,34 @@ func QR(o Owner, x *tensor.Tensor, mode string, qOut, rOut *tensor.Tensor) (*Op,
 	case "complete":
 		qc, rr = m, m
 	default:
-		return op.fail(op.errorf("mode %q: use \"reduced\" or \"complete\"", mode))
+		return op.Fail(op.Errorf("mode %q: use \"reduced\" or \"complete\"", mode))
 	}
-	q, err := op.output(qOut, dt, append(append([]int(nil), batch...), m, qc))
+	q, err := op.Output(qOut, dt, append(append([]int(nil), batch...), m, qc))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	r, err := op.outputNoAlias(rOut, dt, append(append([]int(nil), batch...), rr, n))
+	r, err := op.OutputNoAlias(rOut, dt, append(append([]int(nil), batch...), rr, n))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if q.Allocation() == r.Allocation() {
-		return op.fail(op.errorf("Q and R are the same tensor"))
+		return op.Fail(op.Errorf("Q and R are the same tensor"))
 	}
-	nb := numel(batch)
+	nb := Numel(batch)
 	if nb == 0 || m == 0 {
 		return op, nil
 	}
-	t, rt := glslType(dt), glslType(dt.Real())
-	head := header(dt) + fmt.Sprintf("layout(local_size_x = %d) in;\n", localSize)
+	t, rt := GLSLType(dt), GLSLType(dt.Real())
+	head := Header(dt) + fmt.Sprintf("layout(local_size_x = %d) in;\n", LocalSize)
 	// w is the working copy: R above the diagonal, the reflections'
 	// vectors below it (their first entry, 1, implied); tau their factors.
 	var w, tau *tensor.Tensor
 	if n > 0 {
-		if w, err = op.temp(dt, []int{nb * m * n}); err != nil {
-			return op.fail(err)
+		if w, err = op.Temp(dt, []int{nb * m * n}); err != nil {
+			return op.Fail(err)
 		}
-		if tau, err = op.temp(dt, []int{max(1, nb*kk)}); err != nil {
-			return op.fail(err)
+		if tau, err = op.Temp(dt, []int{max(1, nb*kk)}); err != nil {
+			return op.Fail(err)
 		}
 		cp := head + fmt.Sprintf(`layout(std430, binding = 0) readonly buffer X { %[1]s x[]; };
 layout(std430, binding = 1) writeonly buffer W { %[1]s w[]; };
@@ -96,9 +97,9 @@ layout(push_constant) uniform P { uint total; } p;
 		w[e] = x[e];
 	}
 }
-`, t, indexGLSL)
-		if err := op.elemGrid(cp, []*tensor.Tensor{x, w}, nb*m*n); err != nil {
-			return op.fail(err)
+`, t, IndexGLSL)
+		if err := elemGrid(op, cp, []*tensor.Tensor{x, w}, nb*m*n); err != nil {
+			return op.Fail(err)
 		}
 		sk := &stepKernel{
 			dt:   dt,
@@ -157,8 +158,8 @@ shared %[2]s sv[WG];
 			panelCost:  func(k int) int { return 2*linCeil(m-k, linWG) + 2 },
 			updateCost: func(k int) int { return 2*(m-k) + 1 },
 		}
-		if err := op.runSteps(sk, nb, []*tensor.Tensor{w, tau}, uint32(m), uint32(n), uint32(kk)); err != nil {
-			return op.fail(err)
+		if err := runSteps(op, sk, nb, []*tensor.Tensor{w, tau}, uint32(m), uint32(n), uint32(kk)); err != nil {
+			return op.Fail(err)
 		}
 	}
 	// R: w's upper triangle.
@@ -174,9 +175,9 @@ layout(push_constant) uniform P { uint total; uint m, n, rr; } p;
 	uint j = e %% p.n, i = (e / p.n) %% p.rr, b = e / (p.n * p.rr);
 	r[e] = i <= j && i < p.m ? w[(b * p.m + i) * p.n + j] : %[1]s(0);
 }
-`, t, indexGLSL)
-		if err := op.elemGrid(fin, []*tensor.Tensor{w, r}, nb*rr*n, uint32(m), uint32(n), uint32(rr)); err != nil {
-			return op.fail(err)
+`, t, IndexGLSL)
+		if err := elemGrid(op, fin, []*tensor.Tensor{w, r}, nb*rr*n, uint32(m), uint32(n), uint32(rr)); err != nil {
+			return op.Fail(err)
 		}
 	}
 	// Q: the identity's first qc columns, then the reflections last to
@@ -192,9 +193,9 @@ layout(push_constant) uniform P { uint total; uint qc, m; } p;
 	uint j = e %% p.qc, i = (e / p.qc) %% p.m;
 	q[e] = i == j ? %[3]s : %[1]s(0);
 }
-`, t, indexGLSL, laOne(dt))
-	if err := op.elemGrid(eye, []*tensor.Tensor{q}, nb*m*qc, uint32(qc), uint32(m)); err != nil {
-		return op.fail(err)
+`, t, IndexGLSL, laOne(dt))
+	if err := elemGrid(op, eye, []*tensor.Tensor{q}, nb*m*qc, uint32(qc), uint32(m)); err != nil {
+		return op.Fail(err)
 	}
 	if kk == 0 {
 		return op, nil
@@ -227,5 +228,5 @@ layout(std430, binding = 2) coherent buffer Q { %[1]s q[]; };
 		panelCost:  func(int) int { return 0 },
 		updateCost: func(k int) int { return 2*(m-k) + 1 },
 	}
-	return op.done(op.runSteps(sq, nb, []*tensor.Tensor{w, tau, q}, uint32(m), uint32(n), uint32(kk), uint32(qc)))
+	return op.Done(runSteps(op, sq, nb, []*tensor.Tensor{w, tau, q}, uint32(m), uint32(n), uint32(kk), uint32(qc)))
 }

@@ -46,8 +46,8 @@ func (e linEl) dt() tensor.Dtype {
 }
 
 // t is the GLSL type of an element, r that of a real value.
-func (e linEl) t() string { return glslType(e.dt()) }
-func (e linEl) r() string { return glslType(e.acc) }
+func (e linEl) t() string { return GLSLType(e.dt()) }
+func (e linEl) r() string { return GLSLType(e.acc) }
 
 // lit is the element of real value v.
 func (e linEl) lit(v string) string {
@@ -68,7 +68,7 @@ func (e linEl) fromReal(v string) string {
 // mul is a*b; cjmul conj(a)*b.
 func (e linEl) mul(a, b string) string {
 	if e.cx {
-		return cfn("cmul", e.dt(), a+", "+b)
+		return Cfn("cmul", e.dt(), a+", "+b)
 	}
 	return "(" + a + ") * (" + b + ")"
 }
@@ -98,7 +98,7 @@ func (e linEl) norm2(x string) string {
 
 func (e linEl) abs(x string) string {
 	if e.cx {
-		return cfn("cabs", e.dt(), x)
+		return Cfn("cabs", e.dt(), x)
 	}
 	return "abs(" + x + ")"
 }
@@ -106,7 +106,7 @@ func (e linEl) abs(x string) string {
 // helpers is the GLSL the element arithmetic needs.
 func (e linEl) helpers() string {
 	if e.cx {
-		return complexGLSL(e.dt())
+		return ComplexGLSL(e.dt())
 	}
 	return ""
 }
@@ -118,7 +118,7 @@ func (e linEl) helpers() string {
 // Bindings: x, max, scale, W. Push: B, M, N.
 func jacobiLoadCxGLSL(dt tensor.Dtype, el linEl, trans, lower bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, dt, el.acc)
+	linHead(&b, LocalSize, dt, el.acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[2]s mx[]; };
 layout(std430, binding = 2) writeonly buffer B2 { %[2]s scale[]; };
@@ -131,7 +131,7 @@ void main() {
 	uint b = e / mat, rem = e %% mat, j = rem / p.M, i = rem %% p.M;
 	%[2]s c = mx[b];
 	%[2]s inv = c > %[2]s(0) ? %[2]s(1) / c : %[2]s(1);
-`, glslType(dt), el.r(), el.t())
+`, GLSLType(dt), el.r(), el.t())
 	switch {
 	case lower:
 		fmt.Fprintf(&b, `	%[1]s v = %[1]s(x[b * mat + (i >= j ? i * p.N + j : j * p.N + i)]);
@@ -150,13 +150,13 @@ void main() {
 // linConjGLSL: x = conj(x) in place (complex). Push: n.
 func linConjGLSL(dt tensor.Dtype) string {
 	var b strings.Builder
-	linHead(&b, localSize, dt)
+	linHead(&b, LocalSize, dt)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) buffer B0 { %s x[]; };
 layout(push_constant) uniform P { uint n; } p;
 void main() {
 	uint e = gid();
 	if (e < p.n) x[e].y = -x[e].y;
 }
-`, glslType(dt))
+`, GLSLType(dt))
 	return b.String()
 }

@@ -62,7 +62,7 @@ func linCeil(a, b int) int { return (a + b - 1) / b }
 
 func (sk *stepKernel) source() string {
 	var b strings.Builder
-	b.WriteString(header(sk.dt))
+	b.WriteString(Header(sk.dt))
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\nconst uint WG = %du;\n", linWG, linWG)
 	fmt.Fprintf(&b, "layout(push_constant) uniform P { uint b0, s0, s1, e0, mode; %s } p;\n", sk.push)
 	b.WriteString("uint tid;\n")
@@ -105,19 +105,19 @@ func (sk *stepKernel) source() string {
 
 // run adds the dispatches of every step over nb matrices, bound to ts;
 // push are the values of sk.push.
-func (op *Op) runSteps(sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any) error {
+func runSteps(op *Op, sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any) error {
 	if nb == 0 || sk.steps == 0 {
 		return nil
 	}
-	lim := op.dev.Info.Limits.MaxComputeWorkGroupCount
-	if matmulGridLimit != 0 {
-		lim = [3]uint32{matmulGridLimit, matmulGridLimit, matmulGridLimit}
+	lim := op.Device().Info.Limits.MaxComputeWorkGroupCount
+	if MatmulGridLimit != 0 {
+		lim = [3]uint32{MatmulGridLimit, MatmulGridLimit, MatmulGridLimit}
 	}
 	src := sk.source()
 	modes := map[string]uint32{"fused": 0, "panel": 1, "update": 2}
 	disp := func(mode string, groups [3]uint32, vals ...any) error {
 		vals = append(vals, modes[mode])
-		return op.dispatch(src, ts, groups, append(vals, push...)...)
+		return op.Dispatch(src, ts, groups, append(vals, push...)...)
 	}
 	batched := func(mode string, s0, s1 int) error {
 		for b0 := 0; b0 < nb; b0 += int(lim[0]) {
@@ -142,7 +142,7 @@ func (op *Op) runSteps(sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any)
 		k := sk.hostK(s)
 		pc := sk.panelCost(k) + 2
 		if pc > linBudget {
-			return core.Unsupported("ops.%s: the matrices are too large for the kernel's loop bound (step %d needs %d iterations, at most %d)", op.name, s, pc, linBudget)
+			return core.Unsupported("ops.%s: the matrices are too large for the kernel's loop bound (step %d needs %d iterations, at most %d)", op.Name(), s, pc, linBudget)
 		}
 		cnt := sk.hostCount(k)
 		uc := sk.updateCost(k)
@@ -157,7 +157,7 @@ func (op *Op) runSteps(sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any)
 			continue
 		}
 		if uc > linBudget {
-			return core.Unsupported("ops.%s: the matrices are too large for the kernel's loop bound (an update element needs %d iterations, at most %d)", op.name, uc, linBudget)
+			return core.Unsupported("ops.%s: the matrices are too large for the kernel's loop bound (an update element needs %d iterations, at most %d)", op.Name(), uc, linBudget)
 		}
 		if err := flush(s); err != nil {
 			return err
@@ -182,25 +182,25 @@ func (op *Op) runSteps(sk *stepKernel, nb int, ts []*tensor.Tensor, push ...any)
 
 // linFloat checks that dt is a dtype the factorizations take: float32,
 // float64, complex64 or complex128.
-func (op *Op) linFloat(dt tensor.Dtype) error {
+func linFloat(op *Op, dt tensor.Dtype) error {
 	switch dt {
 	case tensor.Float32, tensor.Float64, tensor.Complex64, tensor.Complex128:
-		return op.requireDtypes(dt)
+		return op.RequireDtypes(dt)
 	case tensor.Float16:
-		return op.errorf("float16 is not supported: cast to float32 first (the factorizations compute in float32 or float64)")
+		return op.Errorf("float16 is not supported: cast to float32 first (the factorizations compute in float32 or float64)")
 	}
-	return op.unsupported(dt, "float32, float64, complex64, complex128")
+	return op.Unsupported(dt, "float32, float64, complex64, complex128")
 }
 
 // square checks that x is a stack of square matrices and returns the
 // batch shape and n.
-func (op *Op) square(what string, x *tensor.Tensor) ([]int, int, error) {
+func square(op *Op, what string, x *tensor.Tensor) ([]int, int, error) {
 	s := x.Shape()
 	if len(s) < 2 {
-		return nil, 0, op.errorf("%s has shape %v: want a matrix or a stack of them (..., n, n)", what, s)
+		return nil, 0, op.Errorf("%s has shape %v: want a matrix or a stack of them (..., n, n)", what, s)
 	}
 	if s[len(s)-1] != s[len(s)-2] {
-		return nil, 0, op.errorf("%s has shape %v: the matrices are not square", what, s)
+		return nil, 0, op.Errorf("%s has shape %v: the matrices are not square", what, s)
 	}
 	return s[:len(s)-2], s[len(s)-1], nil
 }
@@ -226,15 +226,15 @@ func treeGLSL(step string) string {
 
 // elemGrid adds a dispatch of src over n invocations (one per element,
 // gid() < n) bound to ts; the push block starts with n.
-func (op *Op) elemGrid(src string, ts []*tensor.Tensor, n int, push ...any) error {
+func elemGrid(op *Op, src string, ts []*tensor.Tensor, n int, push ...any) error {
 	if n == 0 {
 		return nil
 	}
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return err
 	}
-	return op.dispatch(src, ts, groups, append([]any{uint32(n)}, push...)...)
+	return op.Dispatch(src, ts, groups, append([]any{uint32(n)}, push...)...)
 }
 
 // batchMap returns the merged dims and strides (in matrices) that map an
@@ -242,7 +242,7 @@ func (op *Op) elemGrid(src string, ts []*tensor.Tensor, n int, push ...any) erro
 // shape is in, broadcast; and the GLSL of uint <name>(uint bo) over push
 // members <name>D[] and <name>S[].
 func batchMap(in, out []int) (dims, st []int) {
-	d, s := merge(out, stridesFor(in, out))
+	d, s := Merge(out, StridesFor(in, out))
 	return d, s[0]
 }
 

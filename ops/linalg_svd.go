@@ -8,44 +8,46 @@ import (
 )
 
 func init() {
-	builtin("svd", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("svd", in, 1); err != nil {
+	DefSchema("1", 3, []string{"full_matrices"}, "svd")
+	DefSchema("1", 1, nil, "svdvals")
+	Builtin("svd", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("svd", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("svd", out, 3); err != nil {
+		if err := TooMany("svd", out, 3); err != nil {
 			return nil, err
 		}
 		full := at.FullMatrices == nil || *at.FullMatrices
-		return SVD(o, in[0], full, outAt(out, 0), outAt(out, 1), outAt(out, 2))
+		return SVD(o, in[0], full, OutAt(out, 0), OutAt(out, 1), OutAt(out, 2))
 	})
-	builtin("svdvals", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("svdvals", in, 1); err != nil {
+	Builtin("svdvals", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("svdvals", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("svdvals", out, 1); err != nil {
+		if err := TooMany("svdvals", out, 1); err != nil {
 			return nil, err
 		}
-		return SVDVals(o, in[0], outAt(out, 0))
+		return SVDVals(o, in[0], OutAt(out, 0))
 	})
 }
 
 // checkMatrices checks the input of a spectral linalg op: a stack of
 // matrices ([..., M, N]) of a floating-point or complex dtype the device
 // computes in.
-func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
+func checkMatrices(op *Op, x *tensor.Tensor, square bool) error {
 	dt := x.Dtype()
-	if !isFloat(dt) && !dt.IsComplex() {
-		return op.unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
+	if !IsFloat(dt) && !dt.IsComplex() {
+		return op.Unsupported(dt, "float16 (computed in float32), float32, float64, complex64, complex128")
 	}
-	if err := op.requireDtypes(dt, computeDtype(dt.Real())); err != nil {
+	if err := op.RequireDtypes(dt, ComputeDtype(dt.Real())); err != nil {
 		return err
 	}
 	shape := x.Shape()
 	if len(shape) < 2 {
-		return op.errorf("input of shape %v: want a stack of matrices (at least 2 dimensions)", shape)
+		return op.Errorf("input of shape %v: want a stack of matrices (at least 2 dimensions)", shape)
 	}
 	if r := len(shape); square && shape[r-1] != shape[r-2] {
-		return op.errorf("input of shape %v: want square matrices", shape)
+		return op.Errorf("input of shape %v: want square matrices", shape)
 	}
 	return nil
 }
@@ -69,15 +71,15 @@ func (op *Op) checkMatrices(x *tensor.Tensor, square bool) error {
 // (but not svdvals) refuses matrices with M·M (full) or M·N past about
 // 3.8M elements.
 func SVD(o Owner, x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "svd", x)
+	op, err := NewOp(o, "svd", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.svd(x, full, u, s, vh))
+	return op.Done(svd(op, x, full, u, s, vh))
 }
 
-func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
-	if err := op.checkMatrices(x, false); err != nil {
+func svd(op *Op, x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
+	if err := checkMatrices(op, x, false); err != nil {
 		return err
 	}
 	shape := x.Shape()
@@ -89,22 +91,22 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 		uc, vr = M0, N0
 	}
 	dt := x.Dtype()
-	U, err := op.output(u, dt, append(slices.Clone(batch), M0, uc))
+	U, err := op.Output(u, dt, append(slices.Clone(batch), M0, uc))
 	if err != nil {
 		return err
 	}
-	S, err := op.output(s, dt.Real(), append(slices.Clone(batch), K))
+	S, err := op.Output(s, dt.Real(), append(slices.Clone(batch), K))
 	if err != nil {
 		return err
 	}
-	Vh, err := op.output(vh, dt, append(slices.Clone(batch), vr, N0))
+	Vh, err := op.Output(vh, dt, append(slices.Clone(batch), vr, N0))
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	B := numel(batch)
+	B := Numel(batch)
 	if B == 0 {
 		return nil
 	}
@@ -112,13 +114,13 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 		// U and Vh are identities (or empty).
 		for _, t := range []*tensor.Tensor{U, Vh} {
 			n := t.Shape()[r-1]
-			if err := op.linRun(linEyeGLSL(dt), []*tensor.Tensor{t}, t.Len(), uint32(t.Len()), uint32(n)); err != nil {
+			if err := linRun(op, linEyeGLSL(dt), []*tensor.Tensor{t}, t.Len(), uint32(t.Len()), uint32(n)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	w, err := op.jacobi(x, true, false)
+	w, err := jacobi(op, x, true, false)
 	if err != nil {
 		return err
 	}
@@ -127,36 +129,36 @@ func (op *Op) svd(x *tensor.Tensor, full bool, u, s, vh *tensor.Tensor) error {
 	if full {
 		Mc = M
 	}
-	if err := op.svdValues(w, S); err != nil {
+	if err := svdValues(op, w, S); err != nil {
 		return err
 	}
-	uw, err := op.svdU(w, Mc)
+	uw, err := svdU(op, w, Mc)
 	if err != nil {
 		return err
 	}
 	if !w.trans {
-		if err := op.linPerm(dt, uw, nil, U, true, B, M, Mc, Mc, N); err != nil {
+		if err := linPerm(op, dt, uw, nil, U, true, B, M, Mc, Mc, N); err != nil {
 			return err
 		}
-		return op.linPerm(dt, w.V, w.perm, Vh, false, B, N, N, N, N)
+		return linPerm(op, dt, w.V, w.perm, Vh, false, B, N, N, N, N)
 	}
 	// The work matrix is x^H = U' S V'^H: x = V' S U'^H.
-	if err := op.linPerm(dt, w.V, w.perm, U, true, B, N, N, N, N); err != nil {
+	if err := linPerm(op, dt, w.V, w.perm, U, true, B, N, N, N, N); err != nil {
 		return err
 	}
-	return op.linPerm(dt, uw, nil, Vh, false, B, M, Mc, Mc, N)
+	return linPerm(op, dt, uw, nil, Vh, false, B, M, Mc, Mc, N)
 }
 
 // svdValues writes the singular values, descending, into S.
-func (op *Op) svdValues(w *svdWork, S *tensor.Tensor) error {
-	return op.linRun(svdValuesGLSL(w.acc, w.dt.Real(), false), []*tensor.Tensor{w.s, w.perm, w.scale, S}, w.B*w.N,
+func svdValues(op *Op, w *svdWork, S *tensor.Tensor) error {
+	return linRun(op, svdValuesGLSL(w.acc, w.dt.Real(), false), []*tensor.Tensor{w.s, w.perm, w.scale, S}, w.B*w.N,
 		uint32(w.B), uint32(w.N))
 }
 
 // svdU builds the work matrix's U, Mc columns of M (columns one after
 // another, in rank order): w_j / σ_j, then Gram-Schmidt completion of the
 // columns of zero σ and those past N.
-func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
+func svdU(op *Op, w *svdWork, Mc int) (*tensor.Tensor, error) {
 	B, M, N := w.B, w.M, w.N
 	lc := 64
 	if M > 128 {
@@ -165,17 +167,17 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	rows, cols := (M+lc-1)/lc, (Mc+lc-1)/lc
 	cost := 3*rows + 2*(cols*M+rows*Mc) + 16
 	if cost > jacobiHardCap {
-		return nil, core.Unsupported("ops.%s: %d×%d matrices: completing U (%d×%d) is past what one dispatch covers", op.name, w.M0, w.N0, M, Mc)
+		return nil, core.Unsupported("ops.%s: %d×%d matrices: completing U (%d×%d) is past what one dispatch covers", op.Name(), w.M0, w.N0, M, Mc)
 	}
-	uw, err := op.temp(w.el.dt(), []int{B * Mc * M})
+	uw, err := op.Temp(w.el.dt(), []int{B * Mc * M})
 	if err != nil {
 		return nil, err
 	}
-	need, err := op.temp(tensor.Uint32, []int{B * Mc})
+	need, err := op.Temp(tensor.Uint32, []int{B * Mc})
 	if err != nil {
 		return nil, err
 	}
-	coef, err := op.temp(w.el.dt(), []int{B * Mc})
+	coef, err := op.Temp(w.el.dt(), []int{B * Mc})
 	if err != nil {
 		return nil, err
 	}
@@ -183,18 +185,18 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 	if w.acc == tensor.Float64 {
 		thresh = 1e-140
 	}
-	if err := op.linRun(svdUGLSL(w.el, thresh), []*tensor.Tensor{w.W, w.s, w.perm, uw, need}, B*Mc*M,
+	if err := linRun(op, svdUGLSL(w.el, thresh), []*tensor.Tensor{w.W, w.s, w.perm, uw, need}, B*Mc*M,
 		uint32(B), uint32(M), uint32(N), uint32(Mc)); err != nil {
 		return nil, err
 	}
 	per := max(1, jacobiBudget/cost)
-	groups, err := op.grid(uint64(B), 1)
+	groups, err := op.Grid(uint64(B), 1)
 	if err != nil {
 		return nil, err
 	}
-	k := &repeated{src: svdCompleteGLSL(w.el, lc), ts: []*tensor.Tensor{uw, need, coef}, groups: groups}
+	k := &Repeated{Src: svdCompleteGLSL(w.el, lc), Ts: []*tensor.Tensor{uw, need, coef}, Groups: groups}
 	for c0 := 0; c0 < Mc; c0 += per {
-		if err := op.again(k, uint32(B), uint32(M), uint32(Mc), uint32(c0), uint32(min(Mc, c0+per))); err != nil {
+		if err := op.Again(k, uint32(B), uint32(M), uint32(Mc), uint32(c0), uint32(min(Mc, c0+per))); err != nil {
 			return nil, err
 		}
 	}
@@ -206,13 +208,13 @@ func (op *Op) svdU(w *svdWork, Mc int) (*tensor.Tensor, error) {
 // without perm): as out's columns (transposed: out[b][i][r]) or rows
 // (out[b][r][i]; conjugated for complex dtypes: the rows of a matrix's
 // conjugate transpose).
-func (op *Op) linPerm(dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed bool, B, n, k, cnt, N int) error {
+func linPerm(op *Op, dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed bool, B, n, k, cnt, N int) error {
 	ts := []*tensor.Tensor{src}
 	if perm != nil {
 		ts = append(ts, perm)
 	}
 	ts = append(ts, out)
-	return op.linRun(linPermGLSL(src.Dtype(), dt, transposed, perm != nil, dt.IsComplex() && !transposed), ts, B*k*n,
+	return linRun(op, linPermGLSL(src.Dtype(), dt, transposed, perm != nil, dt.IsComplex() && !transposed), ts, B*k*n,
 		uint32(B), uint32(n), uint32(k), uint32(cnt), uint32(N))
 }
 
@@ -220,32 +222,32 @@ func (op *Op) linPerm(dt tensor.Dtype, src, perm, out *tensor.Tensor, transposed
 // ("svdvals"): [..., K] for x [..., M, N], K = min(M, N), of x's real
 // dtype. As SVD without the vectors (whose rotations it skips).
 func SVDVals(o Owner, x *tensor.Tensor, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "svdvals", x)
+	op, err := NewOp(o, "svdvals", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.svdvals(x, out))
+	return op.Done(svdvals(op, x, out))
 }
 
-func (op *Op) svdvals(x *tensor.Tensor, out *tensor.Tensor) error {
-	if err := op.checkMatrices(x, false); err != nil {
+func svdvals(op *Op, x *tensor.Tensor, out *tensor.Tensor) error {
+	if err := checkMatrices(op, x, false); err != nil {
 		return err
 	}
 	shape := x.Shape()
 	r := len(shape)
-	S, err := op.output(out, x.Dtype().Real(), append(slices.Clone(shape[:r-2]), min(shape[r-2], shape[r-1])))
+	S, err := op.Output(out, x.Dtype().Real(), append(slices.Clone(shape[:r-2]), min(shape[r-2], shape[r-1])))
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
 	if S.Len() == 0 {
 		return nil
 	}
-	w, err := op.jacobi(x, false, false)
+	w, err := jacobi(op, x, false, false)
 	if err != nil {
 		return err
 	}
-	return op.svdValues(w, S)
+	return svdValues(op, w, S)
 }

@@ -12,7 +12,7 @@ import (
 // linEyeGLSL: out = identity matrices n×n. Push: total, n.
 func linEyeGLSL(dt tensor.Dtype) string {
 	var b strings.Builder
-	linHead(&b, localSize, dt)
+	linHead(&b, LocalSize, dt)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) writeonly buffer B0 { %[1]s y[]; };
 layout(push_constant) uniform P { uint total; uint n; } p;
 void main() {
@@ -21,7 +21,7 @@ void main() {
 	uint rem = e %% (p.n * p.n);
 	y[e] = rem / p.n == rem %% p.n ? %[2]s : %[1]s(0);
 }
-`, glslType(dt), linEl{acc: dt.Real(), cx: dt.IsComplex()}.lit("1"))
+`, GLSLType(dt), linEl{acc: dt.Real(), cx: dt.IsComplex()}.lit("1"))
 	return b.String()
 }
 
@@ -30,8 +30,8 @@ void main() {
 // N.
 func svdValuesGLSL(acc, dt tensor.Dtype, eig bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, acc, dt)
-	a := glslType(acc)
+	linHead(&b, LocalSize, acc, dt)
+	a := GLSLType(acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[1]s s[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };
 layout(std430, binding = 2) readonly buffer B2 { %[1]s scale[]; };
@@ -48,11 +48,11 @@ void main() {
 	if (e >= p.B * p.N) return;
 	uint b = e / p.N;
 	%[1]s v = s[b * p.N + perm[e]];
-`, a, glslType(dt), next)
+`, a, GLSLType(dt), next)
 	if eig {
 		b.WriteString("\tv -= shift[b];\n")
 	}
-	fmt.Fprintf(&b, "\ty[e] = %s(v * scale[b]);\n}\n", glslType(dt))
+	fmt.Fprintf(&b, "\ty[e] = %s(v * scale[b]);\n}\n", GLSLType(dt))
 	return b.String()
 }
 
@@ -61,7 +61,7 @@ void main() {
 // s, perm, U, need. Push: B, M, N, Mc.
 func svdUGLSL(el linEl, thresh float64) string {
 	var b strings.Builder
-	linHead(&b, localSize, el.acc)
+	linHead(&b, LocalSize, el.acc)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) readonly buffer B0 { %[3]s w[]; };
 layout(std430, binding = 1) readonly buffer B1 { %[1]s s[]; };
 layout(std430, binding = 2) readonly buffer B2 { uint perm[]; };
@@ -162,8 +162,8 @@ void main() {
 // src, [perm,] out. Push: B, n, k, cnt, N.
 func linPermGLSL(sdt, dt tensor.Dtype, transposed, usePerm, conj bool) string {
 	var b strings.Builder
-	linHead(&b, localSize, sdt, dt)
-	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer B0 { %s src[]; };\n", glslType(sdt))
+	linHead(&b, LocalSize, sdt, dt)
+	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer B0 { %s src[]; };\n", GLSLType(sdt))
 	o := 1
 	if usePerm {
 		b.WriteString("layout(std430, binding = 1) readonly buffer B1 { uint perm[]; };\n")
@@ -176,7 +176,7 @@ void main() {
 	uint mat = p.k * p.n;
 	if (e >= p.B * mat) return;
 	uint b = e / mat, rem = e %% mat;
-`, glslType(dt), o)
+`, GLSLType(dt), o)
 	if transposed {
 		b.WriteString("\tuint i = rem / p.k, r = rem % p.k;\n")
 	} else {
@@ -187,10 +187,10 @@ void main() {
 	} else {
 		b.WriteString("\tuint col = r;\n")
 	}
-	fmt.Fprintf(&b, "\t%s v = src[(b * p.cnt + col) * p.n + i];\n", glslType(sdt))
+	fmt.Fprintf(&b, "\t%s v = src[(b * p.cnt + col) * p.n + i];\n", GLSLType(sdt))
 	if conj {
 		b.WriteString("\tv.y = -v.y;\n")
 	}
-	fmt.Fprintf(&b, "\ty[e] = %s(v);\n}\n", glslType(dt))
+	fmt.Fprintf(&b, "\ty[e] = %s(v);\n}\n", GLSLType(dt))
 	return b.String()
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -9,50 +8,28 @@ import (
 
 // linRun adds a dispatch of src over ts with one invocation per element
 // of n (gid() < n), in groups of localSize.
-func (op *Op) linRun(src string, ts []*tensor.Tensor, n int, push ...any) error {
+func linRun(op *Op, src string, ts []*tensor.Tensor, n int, push ...any) error {
 	if n == 0 {
 		return nil
 	}
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return err
 	}
-	return op.dispatch(src, ts, groups, push...)
+	return op.Dispatch(src, ts, groups, push...)
 }
 
 // linGroups adds a dispatch of src over ts with one workgroup
 // (of the kernel's local size) per item of n (the item is wgid()).
-func (op *Op) linGroups(src string, ts []*tensor.Tensor, n int, push ...any) error {
+func linGroups(op *Op, src string, ts []*tensor.Tensor, n int, push ...any) error {
 	if n == 0 {
 		return nil
 	}
-	groups, err := op.grid(uint64(n), 1)
+	groups, err := op.Grid(uint64(n), 1)
 	if err != nil {
 		return err
 	}
-	return op.dispatch(src, ts, groups, push...)
-}
-
-// repeated is a kernel dispatched many times with different push
-// constants: one pipeline, many steps.
-type repeated struct {
-	src    string
-	ts     []*tensor.Tensor
-	groups [3]uint32
-	alg    *algorithm.Algorithm
-}
-
-// again adds a dispatch of k with push constants push.
-func (op *Op) again(k *repeated, push ...any) error {
-	if k.alg == nil {
-		if err := op.dispatch(k.src, k.ts, k.groups, push...); err != nil {
-			return err
-		}
-		k.alg = op.steps[len(op.steps)-1].alg
-		return nil
-	}
-	op.steps = append(op.steps, step{alg: k.alg, push: push})
-	return nil
+	return op.Dispatch(src, ts, groups, push...)
 }
 
 // wgidGLSL defines wgid(): the flat index of this workgroup over a grid

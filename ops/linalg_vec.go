@@ -24,50 +24,50 @@ var vecdotChunk = 32768
 // numeric dtypes, a and b of one: integers wrap, float16 sums in float32
 // (in float16 between dispatches of an axis past 32768 elements).
 func Vecdot(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "vecdot", a, b)
+	op, err := NewOp(o, "vecdot", a, b)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := op.linProductDtype(a, b)
+	dt, err := linProductDtype(op, a, b)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	as, bs := a.Shape(), b.Shape()
 	r := max(len(as), len(bs))
 	if axis < -r || axis >= r {
-		return op.fail(op.errorf("axis %d is out of range for shapes %v and %v", axis, as, bs))
+		return op.Fail(op.Errorf("axis %d is out of range for shapes %v and %v", axis, as, bs))
 	}
 	if axis >= 0 {
 		axis -= r
 	}
 	if -axis > len(as) || -axis > len(bs) {
-		return op.fail(op.errorf("axis %d: shapes %v and %v must both have it", axis, as, bs))
+		return op.Fail(op.Errorf("axis %d: shapes %v and %v must both have it", axis, as, bs))
 	}
 	L := as[len(as)+axis]
 	if bs[len(bs)+axis] != L {
-		return op.fail(op.errorf("axis %d has size %d in %v and %d in %v: they must be equal", axis, L, as, bs[len(bs)+axis], bs))
+		return op.Fail(op.Errorf("axis %d has size %d in %v and %d in %v: they must be equal", axis, L, as, bs[len(bs)+axis], bs))
 	}
 	drop := func(s []int) []int {
 		return append(append([]int(nil), s[:len(s)+axis]...), s[len(s)+axis+1:]...)
 	}
-	shape, err := broadcastShapes("vecdot", drop(as), drop(bs))
+	shape, err := BroadcastShapes("vecdot", drop(as), drop(bs))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, dt, shape)
+	y, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	n := numel(shape)
+	n := Numel(shape)
 	if n == 0 {
 		return op, nil
 	}
 	if L == 0 {
-		return op.done(op.zeros(y))
+		return op.Done(op.Zeros(y))
 	}
 	// Strides of a and b over out's dimensions (0 where broadcast) and
 	// along the axis.
-	ca, cb := contiguous(as), contiguous(bs)
+	ca, cb := Contiguous(as), Contiguous(bs)
 	strides := func(s, c []int) []int {
 		d, dc := drop(s), drop(c)
 		res := make([]int, len(shape))
@@ -80,23 +80,23 @@ func Vecdot(o Owner, a, b *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, er
 		return res
 	}
 	sa, sb := strides(as, ca), strides(bs, cb)
-	dims, st := merge(shape, sa, sb)
-	if len(dims) > maxRank {
-		return op.fail(op.errorf("%d dimensions after merging, at most %d", len(dims), maxRank))
+	dims, st := Merge(shape, sa, sb)
+	if len(dims) > MaxRank {
+		return op.Fail(op.Errorf("%d dimensions after merging, at most %d", len(dims), MaxRank))
 	}
-	t, ct := glslType(dt), computeType(dt)
+	t, ct := GLSLType(dt), ComputeType(dt)
 	rank := len(dims)
 	var g strings.Builder
-	g.WriteString(header(dt))
+	g.WriteString(Header(dt))
 	fmt.Fprintf(&g, `layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
 layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
 layout(std430, binding = 2) buffer Y { %[2]s y[]; };
-layout(push_constant) uniform P { uint total; uint l0, l1, ax, bx, first;`, localSize, t)
+layout(push_constant) uniform P { uint total; uint l0, l1, ax, bx, first;`, LocalSize, t)
 	if rank > 0 {
 		fmt.Fprintf(&g, " uint dims[%d]; uint sa[%d]; uint sb[%d];", rank, rank, rank)
 	}
-	g.WriteString(" } p;\n" + indexGLSL)
+	g.WriteString(" } p;\n" + IndexGLSL)
 	// The standard's vecdot conjugates a: the sum of conj(a)·b.
 	term := fmt.Sprintf("%[1]s(a[ia + l * p.ax]) * %[1]s(b[ib + l * p.bx])", ct)
 	if dt.IsComplex() {
@@ -115,9 +115,9 @@ layout(push_constant) uniform P { uint total; uint l0, l1, ax, bx, first;`, loca
 }
 `, ct, t, term)
 	src := g.String()
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	ax, bx := ca[len(as)+axis], cb[len(bs)+axis]
 	for l0 := 0; l0 < L; l0 += vecdotChunk {
@@ -125,8 +125,8 @@ layout(push_constant) uniform P { uint total; uint l0, l1, ax, bx, first;`, loca
 		for _, v := range append(append(append([]int(nil), dims...), st[0]...), st[1]...) {
 			push = append(push, uint32(v))
 		}
-		if err := op.dispatch(src, []*tensor.Tensor{a, b, y}, groups, push...); err != nil {
-			return op.fail(err)
+		if err := op.Dispatch(src, []*tensor.Tensor{a, b, y}, groups, push...); err != nil {
+			return op.Fail(err)
 		}
 	}
 	return op, nil
@@ -143,28 +143,28 @@ func b2u(v bool) int {
 // out [m, n], out[i, j] = a[i]·b[j]. The numeric dtypes, a and b of one
 // (integers wrap).
 func Outer(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "outer", a, b)
+	op, err := NewOp(o, "outer", a, b)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := op.linProductDtype(a, b)
+	dt, err := linProductDtype(op, a, b)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if len(a.Shape()) != 1 || len(b.Shape()) != 1 {
-		return op.fail(op.errorf("shapes %v and %v: want two vectors", a.Shape(), b.Shape()))
+		return op.Fail(op.Errorf("shapes %v and %v: want two vectors", a.Shape(), b.Shape()))
 	}
 	m, n := a.Len(), b.Len()
-	y, err := op.outputNoAlias(out, dt, []int{m, n})
+	y, err := op.OutputNoAlias(out, dt, []int{m, n})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	t, ct := glslType(dt), computeType(dt)
+	t, ct := GLSLType(dt), ComputeType(dt)
 	prod, helpers := fmt.Sprintf("%[1]s(a[e / p.n]) * %[1]s(b[e %% p.n])", ct), ""
 	if dt.IsComplex() {
-		prod, helpers = cfn("cmul", dt, "a[e / p.n], b[e % p.n]"), complexGLSL(dt)
+		prod, helpers = Cfn("cmul", dt, "a[e / p.n], b[e % p.n]"), ComplexGLSL(dt)
 	}
-	src := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	src := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer A { %[2]s a[]; };
 layout(std430, binding = 1) readonly buffer B { %[2]s b[]; };
 layout(std430, binding = 2) writeonly buffer Y { %[2]s y[]; };
@@ -175,6 +175,6 @@ layout(push_constant) uniform P { uint total; uint n; } p;
 		y[e] = %[2]s(%[5]s);
 	}
 }
-`, localSize, t, ct, indexGLSL+helpers, prod)
-	return op.done(op.elemGrid(src, []*tensor.Tensor{a, b, y}, m*n, uint32(n)))
+`, LocalSize, t, ct, IndexGLSL+helpers, prod)
+	return op.Done(elemGrid(op, src, []*tensor.Tensor{a, b, y}, m*n, uint32(n)))
 }

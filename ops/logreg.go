@@ -48,12 +48,12 @@ type LogReg struct {
 // must fit one storage-buffer binding. Record or AddTo records steps;
 // Close frees the pipelines and the scratch buffer.
 func LogRegStep(o Owner, x, y, w, b, loss *tensor.Tensor) (*LogReg, error) {
-	op, err := newOp(o, "logreg", x, y, w, b, loss)
+	op, err := NewOp(o, "logreg", x, y, w, b, loss)
 	if err != nil {
 		return nil, err
 	}
 	l := &LogReg{op: op}
-	if _, err := op.done(l.build(x, y, w, b, loss)); err != nil {
+	if _, err := op.Done(l.build(x, y, w, b, loss)); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -63,44 +63,44 @@ func (l *LogReg) build(x, y, w, b, loss *tensor.Tensor) error {
 	op := l.op
 	for i, t := range []*tensor.Tensor{x, y, w, b, loss} {
 		if t.Dtype() != tensor.Float32 {
-			return op.errorf("mismatched dtypes: tensor %d is %v, want float32", i, t.Dtype())
+			return op.Errorf("mismatched dtypes: tensor %d is %v, want float32", i, t.Dtype())
 		}
 	}
 	m, d := y.Len(), w.Len()
 	limit := uint64(op.dev.Info.Limits.MaxStorageBufferRange)
 	switch {
 	case d < 1 || d > LogRegMaxFeatures:
-		return op.errorf("%d features, want 1 to %d", d, LogRegMaxFeatures)
+		return op.Errorf("%d features, want 1 to %d", d, LogRegMaxFeatures)
 	case m < 1:
-		return op.errorf("no samples")
+		return op.Errorf("no samples")
 	case x.Len() != m*d:
-		return op.errorf("size mismatch: x has %d elements, want m*d = %d*%d", x.Len(), m, d)
+		return op.Errorf("size mismatch: x has %d elements, want m*d = %d*%d", x.Len(), m, d)
 	case b.Len() != 1 || loss.Len() != 1:
-		return op.errorf("b and loss must have one element")
+		return op.Errorf("b and loss must have one element")
 	case uint64(m)*uint64(d)*4 > limit || m > math.MaxUint32:
-		return op.errorf("x of %d×%d floats exceeds maxStorageBufferRange (%d bytes)", m, d, limit)
+		return op.Errorf("x of %d×%d floats exceeds maxStorageBufferRange (%d bytes)", m, d, limit)
 	}
 	for _, t := range []*tensor.Tensor{w, b, loss} {
 		if t.ReadOnly() {
-			return op.errorf("w, b and loss must be writable")
+			return op.Errorf("w, b and loss must be writable")
 		}
 	}
 	op.outs = append(op.outs, w, b, loss)
 	for i, t := range op.ins[:2] {
 		for _, o := range op.outs {
 			if t.Allocation() == o.Allocation() {
-				return op.errorf("input %d shares memory with w, b or loss", i)
+				return op.Errorf("input %d shares memory with w, b or loss", i)
 			}
 		}
 	}
 	l.m, l.d = m, d
 	l.rows = 256 * logRegPerInvocation(d)
 	l.groups = (m + l.rows - 1) / l.rows
-	part, err := op.temp(tensor.Float32, []int{l.groups * (d + 2)})
+	part, err := op.Temp(tensor.Float32, []int{l.groups * (d + 2)})
 	if err != nil {
 		return err
 	}
-	groups, err := op.grid(uint64(l.groups)*256, 256)
+	groups, err := op.Grid(uint64(l.groups)*256, 256)
 	if err != nil {
 		return err
 	}
@@ -108,10 +108,10 @@ func (l *LogReg) build(x, y, w, b, loss *tensor.Tensor) error {
 	if d <= logRegSmall {
 		grad = logRegGradSmallGLSL(d)
 	}
-	if err := op.dispatch(grad, []*tensor.Tensor{x, y, w, b, part}, groups, uint32(m), uint32(l.groups)); err != nil {
+	if err := op.Dispatch(grad, []*tensor.Tensor{x, y, w, b, part}, groups, uint32(m), uint32(l.groups)); err != nil {
 		return err
 	}
-	return op.dispatch(logRegUpdateGLSL(d), []*tensor.Tensor{part, w, b, loss}, [3]uint32{uint32(d + 2), 1, 1}, uint32(m), uint32(l.groups), float32(0))
+	return op.Dispatch(logRegUpdateGLSL(d), []*tensor.Tensor{part, w, b, loss}, [3]uint32{uint32(d + 2), 1, 1}, uint32(m), uint32(l.groups), float32(0))
 }
 
 // Record appends one step with learning rate lr to s: the two dispatches.

@@ -216,8 +216,8 @@ func expandSignbit(src, sb string) string {
 }
 
 var (
-	mathExtF32 = mathF32 + guard("MATH_EXT_F32", instantiate(false))
-	mathExtF64 = mathF64 + guard("MATH_EXT_F64", instantiate(true))
+	mathExtF32 = mathF32 + Guard("MATH_EXT_F32", instantiate(false))
+	mathExtF64 = MathF64 + Guard("MATH_EXT_F64", instantiate(true))
 )
 
 // bitsGLSLF holds copysign and nextafter, exact bit manipulations: F for

@@ -95,7 +95,7 @@ func extFn(fn, args string) exprFunc {
 }
 
 func reciprocalExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
-	return fmt.Sprintf("%s(1) / a0", computeType(dt)), "", nil
+	return fmt.Sprintf("%s(1) / a0", ComputeType(dt)), "", nil
 }
 
 func copysignExpr(_ *Op, dt tensor.Dtype) (string, string, error) {

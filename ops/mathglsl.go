@@ -18,15 +18,15 @@ package ops
 // 4, pow 1). Subnormal results may be flushed to zero by a device
 // that flushes denormals.
 
-// guard wraps GLSL helpers in an include guard, so that a kernel that
+// Guard wraps GLSL helpers in an include guard, so that a kernel that
 // needs them twice (a fused expression) defines them once.
-func guard(name, code string) string {
+func Guard(name, code string) string {
 	return "#ifndef " + name + "\n#define " + name + "\n" + code + "#endif\n"
 }
 
 // mathF32 holds the float32 functions: expF, expm1F, logF, tanhF,
 // sigmoidF.
-var mathF32 = guard("MATH_F32", mathF32Src)
+var mathF32 = Guard("MATH_F32", mathF32Src)
 
 const mathF32Src = `const float LN2_HI = 6.9314575195e-01;
 const float LN2_LO = 1.4286067653e-06;
@@ -97,9 +97,9 @@ float sigmoidF(float x) {
 }
 `
 
-// mathF64 holds the float64 functions: expD, expm1D, logD, tanhD,
+// MathF64 holds the float64 functions: expD, expm1D, logD, tanhD,
 // sigmoidD.
-var mathF64 = guard("MATH_F64", mathF64Src)
+var MathF64 = Guard("MATH_F64", mathF64Src)
 
 const mathF64Src = `const double LN2_HI_D = 6.93147180369123816490e-01lf;
 const double LN2_LO_D = 1.90821492927058770002e-10lf;
@@ -217,11 +217,11 @@ const powF32Body = `	if (y == 0.0 || x == 1.0) return 1.0;
 }
 `
 
-// powF64 is C's pow in double: log|x| as a double-double (the quotient
+// PowF64 is C's pow in double: log|x| as a double-double (the quotient
 // f/(2+f) and its remainder through fma, the series' small terms in
 // double), y times it as a double-double, and exp of that with the low
 // part folded into the reduced argument.
-var powF64 = mathF64 + guard("POW_D", `// The rounding error of a*b (Dekker's product: some drivers do not fuse
+var PowF64 = MathF64 + Guard("POW_D", `// The rounding error of a*b (Dekker's product: some drivers do not fuse
 // fma on doubles).
 double prodErr(double a, double b, double p) {
 	precise double ca = 134217729.0lf * a;
@@ -312,6 +312,6 @@ double powD(double x, double y) {
 `)
 
 var (
-	powF32     = mathF64 + guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE float(expD(double(y) * logD(double(ax))))\n"+powF32Body)
-	powF32Lite = guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE exp2(y * log2(ax))\n"+powF32Body)
+	PowF32     = MathF64 + Guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE float(expD(double(y) * logD(double(ax))))\n"+powF32Body)
+	PowF32Lite = Guard("POW_C", "float powC(float x, float y) {\n#define POW_CORE exp2(y * log2(ax))\n"+powF32Body)
 )

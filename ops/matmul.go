@@ -8,14 +8,14 @@ import (
 )
 
 func init() {
-	builtin("matmul", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-		if err := inputs("matmul", in, 2); err != nil {
+	Builtin("matmul", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
+		if err := Inputs("matmul", in, 2); err != nil {
 			return nil, err
 		}
-		if err := tooMany("matmul", out, 1); err != nil {
+		if err := TooMany("matmul", out, 1); err != nil {
 			return nil, err
 		}
-		return Matmul(o, in[0], in[1], outAt(out, 0))
+		return Matmul(o, in[0], in[1], OutAt(out, 0))
 	})
 }
 
@@ -40,17 +40,17 @@ func init() {
 // whose loop would pass lavapipe's iteration cap, is cut into several
 // dispatches (those of later slices of k add to the output).
 func Matmul(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "matmul", a, b)
+	op, err := NewOp(o, "matmul", a, b)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.matmul(a, b, out, tiles{}))
+	return op.Done(op.MatMul(a, b, out, Tiles{}))
 }
 
-// tiles is a matmul kernel's blocking: BM×BN output elements per
+// Tiles is a matmul kernel's blocking: BM×BN output elements per
 // workgroup, TM×TN per invocation, BK of k staged per step. The zero
 // value picks one for the shape (pickTiles).
-type tiles struct {
+type Tiles struct {
 	BM, BN, BK, TM, TN int
 	// noBarrier leaves barrier() out: a broken kernel, for the test that
 	// shows the tests catch it.
@@ -65,22 +65,22 @@ type tiles struct {
 // lavapipe, 1024³ float32: 16×8 blocks with vector loads 5.7 GFLOP per
 // CPU-second, 8×8 with scalar loads 2.7, 4×4 scalar 1.5). Thin outputs (a
 // matrix-vector product) get tiles that waste fewer invocations.
-func pickTiles(m, n int) tiles {
+func pickTiles(m, n int) Tiles {
 	switch {
 	case m >= 128 && n >= 128:
-		return tiles{BM: 128, BN: 128, BK: 4, TM: 16, TN: 8}
+		return Tiles{BM: 128, BN: 128, BK: 4, TM: 16, TN: 8}
 	case m <= 8 && n <= 8:
-		return tiles{BM: 8, BN: 8, BK: 16, TM: 1, TN: 1}
+		return Tiles{BM: 8, BN: 8, BK: 16, TM: 1, TN: 1}
 	case m <= 8:
-		return tiles{BM: 8, BN: 256, BK: 8, TM: 1, TN: 8}
+		return Tiles{BM: 8, BN: 256, BK: 8, TM: 1, TN: 8}
 	case n <= 8:
-		return tiles{BM: 256, BN: 8, BK: 8, TM: 8, TN: 1}
+		return Tiles{BM: 256, BN: 8, BK: 8, TM: 8, TN: 1}
 	}
-	return tiles{BM: 64, BN: 64, BK: 4, TM: 8, TN: 8}
+	return Tiles{BM: 64, BN: 64, BK: 4, TM: 8, TN: 8}
 }
 
 // invocations returns the workgroup size.
-func (t tiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
+func (t Tiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
 
 // matmulMaxKTiles is the most k-steps one dispatch loops over. lavapipe
 // silently ends an invocation's loops once they have run 65535
@@ -89,25 +89,25 @@ func (t tiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
 // output.
 var matmulMaxKTiles = 32768
 
-// matmulGridLimit, when not zero, replaces maxComputeWorkGroupCount (in
+// MatmulGridLimit, when not zero, replaces maxComputeWorkGroupCount (in
 // every dimension) for matmul and the 2-D transpose, for tests of the
 // cutting.
-var matmulGridLimit uint32
+var MatmulGridLimit uint32
 
-func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
+func (op *Op) MatMul(a, b, out *tensor.Tensor, t Tiles) error {
 	dt := a.Dtype()
 	if b.Dtype() != dt {
-		return op.errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype())
+		return op.Errorf("mismatched dtypes: a is %v, b is %v", dt, b.Dtype())
 	}
 	if dt == tensor.Bool || !dt.Valid() {
-		return op.unsupported(dt, "float16, float32, float64, complex64, complex128 and the integer types")
+		return op.Unsupported(dt, "float16, float32, float64, complex64, complex128 and the integer types")
 	}
-	if err := op.requireDtypes(dt); err != nil {
+	if err := op.RequireDtypes(dt); err != nil {
 		return err
 	}
 	as, bs := a.Shape(), b.Shape()
 	if len(as) == 0 || len(bs) == 0 {
-		return op.errorf("matmul of a 0-d tensor (shapes %v and %v): use mul", as, bs)
+		return op.Errorf("matmul of a 0-d tensor (shapes %v and %v): use mul", as, bs)
 	}
 	// Promote 1-D operands.
 	if len(as) == 1 {
@@ -119,9 +119,9 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	m, k := as[len(as)-2], as[len(as)-1]
 	k2, n := bs[len(bs)-2], bs[len(bs)-1]
 	if k != k2 {
-		return op.errorf("inner dimensions differ: a is %v (k = %d), b is %v (k = %d)", a.Shape(), k, b.Shape(), k2)
+		return op.Errorf("inner dimensions differ: a is %v (k = %d), b is %v (k = %d)", a.Shape(), k, b.Shape(), k2)
 	}
-	batch, err := broadcastShapes(op.name, as[:len(as)-2], bs[:len(bs)-2])
+	batch, err := BroadcastShapes(op.name, as[:len(as)-2], bs[:len(bs)-2])
 	if err != nil {
 		return err
 	}
@@ -132,42 +132,42 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	if len(b.Shape()) > 1 {
 		shape = append(shape, n)
 	}
-	c, err := op.output(out, dt, shape)
+	c, err := op.Output(out, dt, shape)
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	nb := numel(batch)
+	nb := Numel(batch)
 	if nb == 0 || m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 {
 		// Zeros, without binding the empty a and b.
-		return op.zeros(c)
+		return op.Zeros(c)
 	}
 	// Element strides of each batch dimension in a, b and out.
-	sa := stridesFor(as[:len(as)-2], batch)
-	sb := stridesFor(bs[:len(bs)-2], batch)
-	sc := contiguous(batch)
+	sa := StridesFor(as[:len(as)-2], batch)
+	sb := StridesFor(bs[:len(bs)-2], batch)
+	sc := Contiguous(batch)
 	for i := range batch {
 		sa[i] *= m * k
 		sb[i] *= k * n
 		sc[i] *= m * n
 	}
-	dims, st := merge(batch, sa, sb, sc)
-	if len(dims) > maxRank {
-		return op.errorf("%d batch dimensions after merging, at most %d", len(dims), maxRank)
+	dims, st := Merge(batch, sa, sb, sc)
+	if len(dims) > MaxRank {
+		return op.Errorf("%d batch dimensions after merging, at most %d", len(dims), MaxRank)
 	}
 	lim := op.dev.Info.Limits.MaxComputeWorkGroupCount
-	if matmulGridLimit != 0 {
-		lim = [3]uint32{matmulGridLimit, matmulGridLimit, matmulGridLimit}
+	if MatmulGridLimit != 0 {
+		lim = [3]uint32{MatmulGridLimit, MatmulGridLimit, MatmulGridLimit}
 	}
 	if t.BM == 0 {
 		t = pickTiles(m, n)
 	}
-	if cx := (tiles{BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}); dt.IsComplex() && (t.TM%4 == 0 && t.TN%4 == 0 || (t.BM+t.BN)*t.BK > (cx.BM+cx.BN)*cx.BK) {
+	if cx := (Tiles{BM: 32, BN: 32, BK: 8, TM: 2, TN: 2}); dt.IsComplex() && (t.TM%4 == 0 && t.TN%4 == 0 || (t.BM+t.BN)*t.BK > (cx.BM+cx.BN)*cx.BK) {
 		// Complex products take the scalar kernel (no 4-vectors of
 		// vec2), in blocks of 2×2, and tiles whose dvec2s fit in shared
 		// memory.
@@ -192,7 +192,7 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 							push = append(push, uint32(v))
 						}
 					}
-					if err := op.dispatch(src, ts, groups, push...); err != nil {
+					if err := op.Dispatch(src, ts, groups, push...); err != nil {
 						return err
 					}
 				}
@@ -202,13 +202,13 @@ func (op *Op) matmul(a, b, out *tensor.Tensor, t tiles) error {
 	return nil
 }
 
-// zeros adds a dispatch that writes zeros to c.
-func (op *Op) zeros(c *tensor.Tensor) error {
-	groups, err := op.grid(uint64(c.Len()), localSize)
+// Zeros adds a dispatch that writes zeros to c.
+func (op *Op) Zeros(c *tensor.Tensor) error {
+	groups, err := op.Grid(uint64(c.Len()), LocalSize)
 	if err != nil {
 		return err
 	}
-	src := header(c.Dtype()) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	src := Header(c.Dtype()) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) writeonly buffer C { %s c[]; };
 layout(push_constant) uniform P { uint n; } p;
 %svoid main() {
@@ -217,8 +217,8 @@ layout(push_constant) uniform P { uint n; } p;
 		c[i] = %s(0);
 	}
 }
-`, localSize, glslType(c.Dtype()), indexGLSL, glslType(c.Dtype()))
-	return op.dispatch(src, []*tensor.Tensor{c}, groups, uint32(c.Len()))
+`, LocalSize, GLSLType(c.Dtype()), IndexGLSL, GLSLType(c.Dtype()))
+	return op.Dispatch(src, []*tensor.Tensor{c}, groups, uint32(c.Len()))
 }
 
 func mmCeil(a, b int) int { return (a + b - 1) / b }
@@ -226,15 +226,15 @@ func mmCeil(a, b int) int { return (a + b - 1) / b }
 // matmulGLSL generates the tiled kernel for dtype dt over rank merged
 // batch dimensions. accumulate adds to the output instead of writing it
 // (the second and later slices of a cut k).
-func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t tiles) string {
+func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t Tiles) string {
 	var b strings.Builder
-	b.WriteString(header(dt))
-	st, ct := glslType(dt), computeType(dt)
+	b.WriteString(Header(dt))
+	st, ct := GLSLType(dt), ComputeType(dt)
 	wg := t.invocations()
 	tx := t.BN / t.TN // invocations along a row of the tile
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", wg)
 	if dt.IsComplex() {
-		b.WriteString(complexGLSL(dt))
+		b.WriteString(ComplexGLSL(dt))
 	}
 	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer A { %s a[]; };\n", st)
 	fmt.Fprintf(&b, "layout(std430, binding = 1) readonly buffer B { %s b[]; };\n", st)
@@ -331,7 +331,7 @@ func matmulGLSL(dt tensor.Dtype, rank int, accumulate bool, t tiles) string {
 		for i := range t.TM {
 			for j := range t.TN {
 				if dt.IsComplex() {
-					w("\t\tacc%d_%d += %s;\n", i, j, cfn("cmul", dt, fmt.Sprintf("a%d, b%d", i, j)))
+					w("\t\tacc%d_%d += %s;\n", i, j, Cfn("cmul", dt, fmt.Sprintf("a%d, b%d", i, j)))
 				} else {
 					w("\t\tacc%d_%d += a%d * b%d;\n", i, j, i, j)
 				}
@@ -392,8 +392,8 @@ func vec4Of(ct string) string {
 // k in TM/4 + TN/4 loads (lavapipe turns every load into a loop over the
 // SIMD lanes, one per vector rather than per element). Invocation (trow,
 // tcol) computes rows trow·TM.. and columns tcol·TN.. of the tile.
-func matmulVec4GLSL(b *strings.Builder, dt tensor.Dtype, rank int, accumulate bool, t tiles) {
-	st, ct := glslType(dt), computeType(dt)
+func matmulVec4GLSL(b *strings.Builder, dt tensor.Dtype, rank int, accumulate bool, t Tiles) {
+	st, ct := GLSLType(dt), ComputeType(dt)
 	vt := vec4Of(ct)
 	wg := t.invocations()
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }

@@ -5,31 +5,31 @@ import "github.com/vkflow/vkflow/tensor"
 // MatmulNoBarrier prepares Matmul with a kernel generated without its
 // barrier() calls: a broken kernel the tests must catch.
 func MatmulNoBarrier(o Owner, a, b, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "matmul", a, b)
+	op, err := NewOp(o, "matmul", a, b)
 	if err != nil {
 		return nil, err
 	}
 	sa, sb := a.Shape(), b.Shape()
 	t := pickTiles(sa[len(sa)-2], sb[len(sb)-1])
 	t.noBarrier = true
-	return op.done(op.matmul(a, b, out, t))
+	return op.Done(op.MatMul(a, b, out, t))
 }
 
 // MatmulTiled prepares Matmul with another blocking, for tuning.
 func MatmulTiled(o Owner, a, b, out *tensor.Tensor, bm, bn, bk, tm, tn int) (*Op, error) {
-	op, err := newOp(o, "matmul", a, b)
+	op, err := NewOp(o, "matmul", a, b)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.matmul(a, b, out, tiles{BM: bm, BN: bn, BK: bk, TM: tm, TN: tn}))
+	return op.Done(op.MatMul(a, b, out, Tiles{BM: bm, BN: bn, BK: bk, TM: tm, TN: tn}))
 }
 
 // SetMatmulLimits replaces the grid limit (0: the device's) and the most
 // k-steps per dispatch, and returns a function that restores them.
 func SetMatmulLimits(grid uint32, kTiles int) (restore func()) {
-	g, k := matmulGridLimit, matmulMaxKTiles
-	matmulGridLimit, matmulMaxKTiles = grid, kTiles
-	return func() { matmulGridLimit, matmulMaxKTiles = g, k }
+	g, k := MatmulGridLimit, matmulMaxKTiles
+	MatmulGridLimit, matmulMaxKTiles = grid, kTiles
+	return func() { MatmulGridLimit, matmulMaxKTiles = g, k }
 }
 
 // MatmulGLSL returns the kernel source, for inspection.
@@ -52,12 +52,12 @@ func LocalSizes(op *Op) [][3]uint32 {
 
 // MatmulZeros prepares an Op that writes zeros to c (matmul's k = 0).
 func MatmulZeros(o Owner, c *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "matmul")
+	op, err := NewOp(o, "matmul")
 	if err != nil {
 		return nil, err
 	}
 	op.outs = append(op.outs, c)
-	return op.done(op.zeros(c))
+	return op.Done(op.Zeros(c))
 }
 
 // SetSplitKMinK sets the shortest inner dimension Matmul splits (a huge

@@ -24,7 +24,7 @@ var (
 
 // splitTiles is the blocking of a split product: small blocks, so a thin
 // output still spreads over many invocations.
-var splitTiles = tiles{BM: 8, BN: 16, BK: 4, TM: 4, TN: 4}
+var splitTiles = Tiles{BM: 8, BN: 16, BK: 4, TM: 4, TN: 4}
 
 // splitK returns the number of slices for an m×n×k product of nb
 // matrices in dtype dt: 1 when it is not split.
@@ -50,18 +50,18 @@ func (op *Op) matmulSplit(a, b, c *tensor.Tensor, s, nb, m, n, k int, dims []int
 	t := splitTiles
 	ks := mmCeil(mmCeil(k, s), t.BK) * t.BK
 	s = mmCeil(k, ks)
-	part, err := op.temp(dt, []int{s * nb * m * n})
+	part, err := op.Temp(dt, []int{s * nb * m * n})
 	if err != nil {
 		return err
 	}
 	lim := op.dev.Info.Limits.MaxComputeWorkGroupCount
 	gx, gy, gz := mmCeil(n, t.BN), mmCeil(m, t.BM), s*nb
 	if uint32(gx) > lim[0] || uint32(gy) > lim[1] || uint32(gz) > lim[2] {
-		return op.errorf("split product grid %d×%d×%d past the device's limits", gx, gy, gz)
+		return op.Errorf("split product grid %d×%d×%d past the device's limits", gx, gy, gz)
 	}
 	src := splitGLSL(matmulGLSL(dt, len(dims), false, t))
 	if !strings.Contains(src, "kEnd = min") || !strings.Contains(src, "ss * p.nbz") {
-		return op.errorf("internal: the split kernel's rewrite of the tiled kernel failed")
+		return op.Errorf("internal: the split kernel's rewrite of the tiled kernel failed")
 	}
 	push := []any{uint32(m), uint32(n), uint32(k), uint32(0), uint32(k), uint32(0), uint32(0), uint32(0), uint32(nb), uint32(ks)}
 	for _, v := range append([][]int{dims}, st[:2]...) {
@@ -69,16 +69,16 @@ func (op *Op) matmulSplit(a, b, c *tensor.Tensor, s, nb, m, n, k int, dims []int
 			push = append(push, uint32(x))
 		}
 	}
-	if err := op.dispatch(src, []*tensor.Tensor{a, b, part}, [3]uint32{uint32(gx), uint32(gy), uint32(gz)}, push...); err != nil {
+	if err := op.Dispatch(src, []*tensor.Tensor{a, b, part}, [3]uint32{uint32(gx), uint32(gy), uint32(gz)}, push...); err != nil {
 		return err
 	}
 	total := nb * m * n
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
 		return err
 	}
-	ty := glslType(dt)
-	sum := header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	ty := GLSLType(dt)
+	sum := Header(dt) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(std430, binding = 0) readonly buffer P { %[2]s part[]; };
 layout(std430, binding = 1) writeonly buffer C { %[2]s c[]; };
 layout(push_constant) uniform Q { uint n, s; } p;
@@ -92,8 +92,8 @@ layout(push_constant) uniform Q { uint n, s; } p;
 		c[i] = acc;
 	}
 }
-`, localSize, ty, indexGLSL)
-	return op.dispatch(sum, []*tensor.Tensor{part, c}, groups, uint32(total), uint32(s))
+`, LocalSize, ty, IndexGLSL)
+	return op.Dispatch(sum, []*tensor.Tensor{part, c}, groups, uint32(total), uint32(s))
 }
 
 // splitGLSL turns the tiled kernel into its split form: workgroup z is

@@ -53,7 +53,7 @@ type prepared struct {
 func newPrepared(key string, op *Op, in, out []*tensor.Tensor) (*prepared, bool) {
 	p := &prepared{key: key, op: op}
 	for j, o := range op.outs {
-		if outAt(out, j) == nil && indexOf(in, o) >= 0 {
+		if OutAt(out, j) == nil && indexOf(in, o) >= 0 {
 			return nil, false
 		}
 		p.outs = append(p.outs, outSpec{o.Dtype(), o.Shape()})
@@ -91,7 +91,7 @@ func indexOf(ts []*tensor.Tensor, t *tensor.Tensor) int {
 func (p *prepared) outputs(o Owner, out []*tensor.Tensor) (outs, made []*tensor.Tensor, err error) {
 	outs = make([]*tensor.Tensor, len(p.outs))
 	for j, spec := range p.outs {
-		if t := outAt(out, j); t != nil {
+		if t := OutAt(out, j); t != nil {
 			outs[j] = t
 			continue
 		}

@@ -40,7 +40,7 @@ func ResultType(a, b tensor.Dtype) (tensor.Dtype, bool) {
 	switch {
 	case a.IsComplex() || b.IsComplex():
 		return complexResult(a, b)
-	case isFloat(a) && isFloat(b), isSigned(a) && isSigned(b), isUnsigned(a) && isUnsigned(b):
+	case IsFloat(a) && IsFloat(b), isSigned(a) && isSigned(b), isUnsigned(a) && isUnsigned(b):
 		if a.Size() >= b.Size() {
 			return a, true
 		}
@@ -79,7 +79,7 @@ func promoteErr(what string, a, b tensor.Dtype) string {
 func (op *Op) promoted(what string, a, b tensor.Dtype) (tensor.Dtype, error) {
 	dt, ok := ResultType(a, b)
 	if !ok {
-		return 0, op.errorf("%s", promoteErr(what, a, b))
+		return 0, op.Errorf("%s", promoteErr(what, a, b))
 	}
 	return dt, nil
 }
@@ -87,12 +87,12 @@ func (op *Op) promoted(what string, a, b tensor.Dtype) (tensor.Dtype, error) {
 // loadAs is the GLSL expression converting v, a value of src's compute
 // type, to dst's compute type; value-preserving for every promotion.
 func loadAs(src, dst tensor.Dtype, v string) string {
-	cin, cout := computeType(src), computeType(dst)
+	cin, cout := ComputeType(src), ComputeType(dst)
 	switch {
 	case cin == cout:
 		return v
 	case dst.IsComplex() && !src.IsComplex():
-		return fmt.Sprintf("%s(%s(%s), 0)", cout, computeType(dst.Real()), v)
+		return fmt.Sprintf("%s(%s(%s), 0)", cout, ComputeType(dst.Real()), v)
 	case dst == tensor.Int64 && isUnsigned(src):
 		return fmt.Sprintf("int64_t(uint64_t(%s))", v)
 	}

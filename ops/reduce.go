@@ -11,32 +11,32 @@ func init() {
 	for name, f := range map[string]func(Owner, *tensor.Tensor, []int, bool, *tensor.Tensor) (*Op, error){
 		"sum": Sum, "mean": Mean, "max": Max, "min": Min, "prod": Prod,
 	} {
-		builtin(name, reduceBuilder(name, f))
+		Builtin(name, reduceBuilder(name, f))
 	}
-	builtin("argmax", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("argmax", in, 1); err != nil {
+	Builtin("argmax", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("argmax", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("argmax", out, 1); err != nil {
+		if err := TooMany("argmax", out, 1); err != nil {
 			return nil, err
 		}
 		axis, err := optionalAxis("argmax", at.Axes)
 		if err != nil {
 			return nil, err
 		}
-		return Argmax(o, in[0], axis, at.KeepDims, outAt(out, 0))
+		return Argmax(o, in[0], axis, at.KeepDims, OutAt(out, 0))
 	})
 }
 
 func reduceBuilder(name string, f func(Owner, *tensor.Tensor, []int, bool, *tensor.Tensor) (*Op, error)) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs(name, in, 1); err != nil {
+		if err := Inputs(name, in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany(name, out, 1); err != nil {
+		if err := TooMany(name, out, 1); err != nil {
 			return nil, err
 		}
-		return f(o, in[0], at.Axes, at.KeepDims, outAt(out, 0))
+		return f(o, in[0], at.Axes, at.KeepDims, OutAt(out, 0))
 	}
 }
 
@@ -73,31 +73,31 @@ func reduceBuilder(name string, f func(Owner, *tensor.Tensor, []int, bool, *tens
 // contribution at most 25 times per pass, so its error is at most
 // 25 * passes * eps * sum(|x|) (2 passes up to 268M elements).
 func Sum(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "sum", kindSum, reducePlain, x, axes, keepDims, out)
+	return reduce(o, "sum", KindSum, ReducePlain, x, axes, keepDims, out)
 }
 
 // Mean averages x's elements along axes ("mean"); floating-point dtypes
 // only. Axes, dtypes and sizes as for Sum.
 func Mean(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "mean", kindSum, reduceMean, x, axes, keepDims, out)
+	return reduce(o, "mean", KindSum, reduceMean, x, axes, keepDims, out)
 }
 
 // Prod multiplies x's elements along axes ("prod"). Axes, dtypes and
 // sizes as for Sum.
 func Prod(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "prod", kindProd, reducePlain, x, axes, keepDims, out)
+	return reduce(o, "prod", kindProd, ReducePlain, x, axes, keepDims, out)
 }
 
 // Max takes the largest of x's elements along axes ("max"); NaN wins.
 // Axes, dtypes and sizes as for Sum.
 func Max(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "max", kindMax, reducePlain, x, axes, keepDims, out)
+	return reduce(o, "max", KindMax, ReducePlain, x, axes, keepDims, out)
 }
 
 // Min takes the smallest of x's elements along axes ("min"); NaN wins.
 // Axes, dtypes and sizes as for Sum.
 func Min(o Owner, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	return reduce(o, "min", kindMin, reducePlain, x, axes, keepDims, out)
+	return reduce(o, "min", KindMin, ReducePlain, x, axes, keepDims, out)
 }
 
 // Argmax gives the int64 index of the largest element along axis, or of
@@ -108,7 +108,7 @@ func Argmax(o Owner, x *tensor.Tensor, axis *int, keepDims bool, out *tensor.Ten
 	if axis != nil {
 		axes = []int{*axis}
 	}
-	return reduce(o, "argmax", kindArgmax, reducePlain, x, axes, keepDims, out)
+	return reduce(o, "argmax", kindArgmax, ReducePlain, x, axes, keepDims, out)
 }
 
 // reduceHooks break the pass structure, for the tests that show the suite
@@ -125,72 +125,72 @@ var reduceHooks struct {
 type reduceMode int
 
 const (
-	reducePlain reduceMode = iota
+	ReducePlain reduceMode = iota
 	reduceMean             // the sum, divided by the count
 	reduceTruth            // all/any: over x != 0 as 0 or 1, a bool result (passSpec.truth)
 )
 
-func reduce(o Owner, name string, kind reduceKind, mode reduceMode, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, name, x)
+func reduce(o Owner, name string, kind ReduceKind, mode reduceMode, x *tensor.Tensor, axes []int, keepDims bool, out *tensor.Tensor) (*Op, error) {
+	op, err := NewOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	shape := x.Shape()
-	ax, err := normAxes(name, axes, len(shape))
+	ax, err := NormAxes(name, axes, len(shape))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	dt := x.Dtype()
-	outDt, acc, err := op.reduceDtypes(kind, mode, dt)
+	outDt, acc, err := op.ReduceDtypes(kind, mode, dt)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.requireDtypes(dt, acc, outDt); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(dt, acc, outDt); err != nil {
+		return op.Fail(err)
 	}
-	lay, err := op.reduceLayout(shape, ax)
+	lay, err := op.ReduceLayout(shape, ax)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if lay.m > 0 && lay.n == 0 && kind != kindSum && kind != kindProd && mode != reduceTruth {
-		return op.fail(op.errorf("reduction over an empty axis of shape %v: %s has no identity", shape, name))
+	if lay.M > 0 && lay.N == 0 && kind != KindSum && kind != kindProd && mode != reduceTruth {
+		return op.Fail(op.Errorf("reduction over an empty axis of shape %v: %s has no identity", shape, name))
 	}
-	y, err := op.outputNoAlias(out, outDt, reducedShape(shape, ax, keepDims))
+	y, err := op.OutputNoAlias(out, outDt, ReducedShape(shape, ax, keepDims))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	spec := passSpec{kind: kind, in: dt, acc: acc, out: outDt, mean: mode == reduceMean, truth: mode == reduceTruth}
-	return op.done(op.reducePasses(spec, x, nil, lay, y))
+	spec := PassSpec{Kind: kind, In: dt, Acc: acc, Out: outDt, mean: mode == reduceMean, truth: mode == reduceTruth}
+	return op.Done(op.ReducePasses(spec, x, nil, lay, y))
 }
 
-// reduceDtypes returns the result and accumulator dtypes of kind over dt.
-func (op *Op) reduceDtypes(kind reduceKind, mode reduceMode, dt tensor.Dtype) (out, acc tensor.Dtype, err error) {
+// ReduceDtypes returns the result and accumulator dtypes of kind over dt.
+func (op *Op) ReduceDtypes(kind ReduceKind, mode reduceMode, dt tensor.Dtype) (out, acc tensor.Dtype, err error) {
 	switch {
 	case mode == reduceTruth:
 		// Partials are 0 or 1 (an empty segment's identity, 0xffffffff for
 		// the minimum, becomes true in the last pass).
 		return tensor.Bool, tensor.Uint32, nil
-	case mode == reduceMean && !isFloat(dt) && !dt.IsComplex():
-		return 0, 0, op.errorf("the mean of %v is not computed: cast to a float dtype first (Cast)", dt)
-	case dt.IsComplex() && kind != kindSum && kind != kindProd:
-		return 0, 0, op.errorf("%v has no order: %s takes real dtypes only", dt, op.name)
-	case kind == kindSum || kind == kindProd:
+	case mode == reduceMean && !IsFloat(dt) && !dt.IsComplex():
+		return 0, 0, op.Errorf("the mean of %v is not computed: cast to a float dtype first (Cast)", dt)
+	case dt.IsComplex() && kind != KindSum && kind != kindProd:
+		return 0, 0, op.Errorf("%v has no order: %s takes real dtypes only", dt, op.name)
+	case kind == KindSum || kind == kindProd:
 		switch {
-		case isFloat(dt), dt.IsComplex():
-			return dt, computeDtype(dt), nil
+		case IsFloat(dt), dt.IsComplex():
+			return dt, ComputeDtype(dt), nil
 		case isUnsigned(dt):
 			return tensor.Uint64, tensor.Uint64, nil
 		}
 		return tensor.Int64, tensor.Int64, nil
 	case kind == kindArgmax:
-		return tensor.Int64, computeDtype(dt), nil
+		return tensor.Int64, ComputeDtype(dt), nil
 	}
-	return dt, computeDtype(dt), nil
+	return dt, ComputeDtype(dt), nil
 }
 
-// computeDtype is computeType as a dtype: what partial results are stored
+// ComputeDtype is computeType as a dtype: what partial results are stored
 // as.
-func computeDtype(dt tensor.Dtype) tensor.Dtype {
+func ComputeDtype(dt tensor.Dtype) tensor.Dtype {
 	switch dt {
 	case tensor.Float16, tensor.Float32:
 		return tensor.Float32
@@ -202,8 +202,8 @@ func computeDtype(dt tensor.Dtype) tensor.Dtype {
 	return dt
 }
 
-// reducedShape is shape without axes, or with them as 1 (keepDims).
-func reducedShape(shape, axes []int, keepDims bool) []int {
+// ReducedShape is shape without axes, or with them as 1 (keepDims).
+func ReducedShape(shape, axes []int, keepDims bool) []int {
 	out := []int{}
 	for i, d := range shape {
 		switch {
@@ -216,21 +216,21 @@ func reducedShape(shape, axes []int, keepDims bool) []int {
 	return out
 }
 
-// redLayout is how a first pass reads a row-major input: m outputs of n
+// RedLayout is how a first pass reads a row-major input: m outputs of n
 // elements each. Contiguous: output o's elements are o*n .. o*n+n-1.
 // Otherwise dims and strides (merged) list the kept dimensions (nk of
 // them: output o, row-major) and then the reduced ones (element r of a
 // segment, row-major).
-type redLayout struct {
-	m, n    int
-	strided bool
+type RedLayout struct {
+	M, N    int
+	Strided bool
 	nk      int
-	dims    []int
-	strides []int
+	Dims    []int
+	Strides []int
 }
 
-func (op *Op) reduceLayout(shape, axes []int) (redLayout, error) {
-	st := contiguous(shape)
+func (op *Op) ReduceLayout(shape, axes []int) (RedLayout, error) {
+	st := Contiguous(shape)
 	var ks, kst, rs, rst []int
 	for i, d := range shape {
 		if slices.Contains(axes, i) {
@@ -239,18 +239,18 @@ func (op *Op) reduceLayout(shape, axes []int) (redLayout, error) {
 			ks, kst = append(ks, d), append(kst, st[i])
 		}
 	}
-	ks, kk := merge(ks, kst)
-	rs, rr := merge(rs, rst)
-	l := redLayout{m: numel(ks), n: numel(rs)}
-	if (len(rs) == 0 || (len(rs) == 1 && rr[0][0] == 1)) && (len(ks) == 0 || (len(ks) == 1 && kk[0][0] == l.n)) {
+	ks, kk := Merge(ks, kst)
+	rs, rr := Merge(rs, rst)
+	l := RedLayout{M: Numel(ks), N: Numel(rs)}
+	if (len(rs) == 0 || (len(rs) == 1 && rr[0][0] == 1)) && (len(ks) == 0 || (len(ks) == 1 && kk[0][0] == l.N)) {
 		return l, nil
 	}
-	if len(ks)+len(rs) > maxRank {
-		return l, op.errorf("shape %v reduced over %v needs %d dimensions, more than %d", shape, axes, len(ks)+len(rs), maxRank)
+	if len(ks)+len(rs) > MaxRank {
+		return l, op.Errorf("shape %v reduced over %v needs %d dimensions, more than %d", shape, axes, len(ks)+len(rs), MaxRank)
 	}
-	l.strided, l.nk = true, len(ks)
-	l.dims = append(ks, rs...)
-	l.strides = append(kk[0], rr[0]...)
+	l.Strided, l.nk = true, len(ks)
+	l.Dims = append(ks, rs...)
+	l.Strides = append(kk[0], rr[0]...)
 	return l, nil
 }
 
@@ -275,7 +275,7 @@ func passShape(n int) (lg, items int) {
 // reduce with subgroup arithmetic: where the device has it in compute
 // shaders, for 32-bit and float64 accumulators (8-, 16- and 64-bit
 // integers would need shaderSubgroupExtendedTypes), not for argmax.
-func (op *Op) subgroupAble(kind reduceKind, acc tensor.Dtype) bool {
+func (op *Op) subgroupAble(kind ReduceKind, acc tensor.Dtype) bool {
 	if kind == kindArgmax {
 		return false
 	}
@@ -288,44 +288,44 @@ func (op *Op) subgroupAble(kind reduceKind, acc tensor.Dtype) bool {
 	return sg.Size >= 4 && sg.Compute(vk.SubgroupBasic|vk.SubgroupArithmetic)
 }
 
-// reducePasses adds the passes that reduce x (laid out as lay) into y: the
+// ReducePasses adds the passes that reduce x (laid out as lay) into y: the
 // first reads x as lay says and writes one partial per chunk into a
 // scratch tensor; each later pass reads the last one's partials,
 // contiguous, until one chunk covers each segment: that pass writes y.
 // base gives the kind and dtypes; m is softmax's per-output maximum
 // (base.expOf).
-func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y *tensor.Tensor) error {
-	if lay.m == 0 {
+func (op *Op) ReducePasses(base PassSpec, x, m *tensor.Tensor, lay RedLayout, y *tensor.Tensor) error {
+	if lay.M == 0 {
 		return nil
 	}
-	n := lay.n
+	n := lay.N
 	srcs := []*tensor.Tensor{x}
 	for pass := 0; ; pass++ {
 		lg, items := passShape(n)
 		s := base
 		s.first = pass == 0
-		s.strided = s.first && lay.strided
+		s.strided = s.first && lay.Strided
 		// Reading through strides where the outputs' innermost dimension
 		// is contiguous (reducing leading axes): one lane per chunk of
 		// itemsPerLane, neighbouring lanes on neighbouring outputs, so
 		// their loads share cache lines.
-		s.columns = s.strided && lay.nk > 0 && lay.strides[lay.nk-1] == 1 && !reduceHooks.noColumns
+		s.columns = s.strided && lay.nk > 0 && lay.Strides[lay.nk-1] == 1 && !reduceHooks.noColumns
 		if s.columns {
 			lg, items = 0, itemsPerLane
 		}
 		g := max(1, (n+items<<lg-1)/(items<<lg))
 		s.expOf = s.first && base.expOf
 		if !s.first {
-			s.in = s.acc
+			s.In = s.Acc
 		}
 		s.last = g == 1 || reduceHooks.onePass
 		if s.last {
 			g = 1
 		}
-		s.sgAble = op.subgroupAble(s.kind, s.acc)
+		s.sgAble = op.subgroupAble(s.Kind, s.Acc)
 		s.subgroup = s.sgAble && lg == 8 && !reduceHooks.sharedOnly
 		s.vec4 = s.hasVec4() && !s.strided && !reduceHooks.scalar
-		pairs := lay.m * g
+		pairs := lay.M * g
 		var dsts []*tensor.Tensor
 		switch {
 		case s.last && reduceHooks.skipLast:
@@ -333,13 +333,13 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		case s.last:
 			dsts = []*tensor.Tensor{y}
 		default:
-			t, err := op.temp(s.acc, []int{pairs})
+			t, err := op.Temp(s.Acc, []int{pairs})
 			if err != nil {
 				return err
 			}
 			dsts = []*tensor.Tensor{t}
-			if s.kind == kindArgmax {
-				ti, err := op.temp(tensor.Uint32, []int{pairs})
+			if s.Kind == kindArgmax {
+				ti, err := op.Temp(tensor.Uint32, []int{pairs})
 				if err != nil {
 					return err
 				}
@@ -350,11 +350,11 @@ func (op *Op) reducePasses(base passSpec, x, m *tensor.Tensor, lay redLayout, y 
 		if s.expOf {
 			ts = append(ts, m)
 		}
-		groups, err := op.grid(uint64(pairs)<<lg, reduceLocal)
+		groups, err := op.Grid(uint64(pairs)<<lg, reduceLocal)
 		if err != nil {
 			return err
 		}
-		push := s.pushValues(uint32(n), uint32(pairs), uint32(g), uint32(lg), uint32(lay.n), uint32(items), lay.dims, lay.strides, lay.nk)
+		push := s.pushValues(uint32(n), uint32(pairs), uint32(g), uint32(lg), uint32(lay.N), uint32(items), lay.Dims, lay.Strides, lay.nk)
 		if err := op.dispatchSpec(reduceSource(s), ts, groups, s.specs(), push...); err != nil {
 			return err
 		}

@@ -24,5 +24,5 @@ func ReduceUsesSubgroup(o Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return (&Op{dev: d}).subgroupAble(kindSum, tensor.Float32) && !reduceHooks.sharedOnly, nil
+	return (&Op{dev: d}).subgroupAble(KindSum, tensor.Float32) && !reduceHooks.sharedOnly, nil
 }

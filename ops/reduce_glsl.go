@@ -30,18 +30,18 @@ const reduceLocal = 256
 // kernel's bandwidth, 64 at about its bandwidth.
 const itemsPerLane = 64
 
-// reduceKind is what a reduction computes.
-type reduceKind int
+// ReduceKind is what a reduction computes.
+type ReduceKind int
 
 const (
-	kindSum reduceKind = iota
+	KindSum ReduceKind = iota
 	kindProd
-	kindMax
-	kindMin
+	KindMax
+	KindMin
 	kindArgmax
 )
 
-// passSpec says what a pass computes. The GLSL source depends only on
+// PassSpec says what a pass computes. The GLSL source depends only on
 // the dtypes, on argmax's first and last passes (their bindings differ),
 // on expOf and on whether the device has subgroup arithmetic; the kind,
 // the layout, the mean's division and the subgroup tree are
@@ -51,11 +51,11 @@ const (
 // Bindings: the input (argmax after the first pass: values, then
 // indices), then the output (argmax before the last pass: values, then
 // indices), then, for expOf, the per-output values subtracted before exp.
-type passSpec struct {
-	kind     reduceKind
-	in       tensor.Dtype // dtype read
-	acc      tensor.Dtype // accumulator dtype: what partials hold
-	out      tensor.Dtype // dtype the last pass writes
+type PassSpec struct {
+	Kind     ReduceKind
+	In       tensor.Dtype // dtype read
+	Acc      tensor.Dtype // accumulator dtype: what partials hold
+	Out      tensor.Dtype // dtype the last pass writes
 	first    bool         // reads the op's input (argmax: the index is the position)
 	strided  bool         // the input is read through dims/strides (first pass only)
 	last     bool         // writes the op's output
@@ -105,26 +105,26 @@ func storageVec4(dt tensor.Dtype) string {
 
 // hasVec4 reports whether the pass's source has the vector view of its
 // input (the VEC4 constant).
-func (s passSpec) hasVec4() bool {
-	return s.kind != kindArgmax && !s.expOf && !(s.truth && s.first) && storageVec4(s.in) != ""
+func (s PassSpec) hasVec4() bool {
+	return s.Kind != kindArgmax && !s.expOf && !(s.truth && s.first) && storageVec4(s.In) != ""
 }
 
 // written is the dtype a pass writes (argmax: its indices).
-func (s passSpec) written() tensor.Dtype {
+func (s PassSpec) written() tensor.Dtype {
 	switch {
-	case s.kind == kindArgmax && s.last:
+	case s.Kind == kindArgmax && s.last:
 		return tensor.Int64
 	case s.last:
-		return s.out
+		return s.Out
 	}
-	return s.acc
+	return s.Acc
 }
 
 // specs returns the pass's specialization constants.
-func (s passSpec) specs() []algorithm.Option {
+func (s PassSpec) specs() []algorithm.Option {
 	o := []algorithm.Option{algorithm.Spec(specStrided, s.strided), algorithm.Spec(specColumns, s.columns)}
-	if s.kind != kindArgmax {
-		o = append(o, algorithm.Spec(specKind, uint32(s.kind)))
+	if s.Kind != kindArgmax {
+		o = append(o, algorithm.Spec(specKind, uint32(s.Kind)))
 		if s.written() != tensor.Bool { // a bool result has no MEAN (see fin)
 			o = append(o, algorithm.Spec(specMean, s.last && s.mean))
 		}
@@ -140,8 +140,8 @@ func (s passSpec) specs() []algorithm.Option {
 
 // pushValues returns the push constants of a pass, in the order of the
 // block reduceSource declares.
-func (s passSpec) pushValues(n, pairs, g, lg, total, items uint32, dims, strides []int, nk int) []any {
-	var d, st [maxRank]uint32
+func (s PassSpec) pushValues(n, pairs, g, lg, total, items uint32, dims, strides []int, nk int) []any {
+	var d, st [MaxRank]uint32
 	if s.strided {
 		for i := range dims {
 			d[i], st[i] = uint32(dims[i]), uint32(strides[i])
@@ -153,11 +153,11 @@ func (s passSpec) pushValues(n, pairs, g, lg, total, items uint32, dims, strides
 }
 
 // reduceSource returns the GLSL of one pass.
-func reduceSource(s passSpec) string {
+func reduceSource(s PassSpec) string {
 	var b strings.Builder
-	argmax := s.kind == kindArgmax
+	argmax := s.Kind == kindArgmax
 	wr := s.written()
-	b.WriteString(header(s.in, s.acc, wr))
+	b.WriteString(Header(s.In, s.Acc, wr))
 	sub := s.sgAble && !argmax
 	if sub {
 		b.WriteString("#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n")
@@ -172,7 +172,7 @@ func reduceSource(s passSpec) string {
 	if sub {
 		fmt.Fprintf(&b, "layout(constant_id = %d) const bool SUBGROUP = false;\n", specSubgroup)
 	}
-	acc, in := glslType(s.acc), glslType(s.in)
+	acc, in := GLSLType(s.Acc), GLSLType(s.In)
 	bind := 0
 	buf := func(access, typ, name string) {
 		fmt.Fprintf(&b, "layout(binding = %d) %s buffer B%d { %s %s[]; };\n", bind, access, bind, typ, name)
@@ -182,7 +182,7 @@ func reduceSource(s passSpec) string {
 	vec := s.hasVec4()
 	if vec {
 		// The same buffer seen as vectors.
-		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0v { %s x4[]; };\n", storageVec4(s.in))
+		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0v { %s x4[]; };\n", storageVec4(s.In))
 		fmt.Fprintf(&b, "layout(constant_id = %d) const bool VEC4 = false;\n", specVec4)
 	}
 	if argmax && !s.first {
@@ -195,13 +195,13 @@ func reduceSource(s passSpec) string {
 		buf("writeonly", acc, "y")
 		buf("writeonly", "uint", "yi")
 	default:
-		buf("writeonly", glslType(wr), "y")
+		buf("writeonly", GLSLType(wr), "y")
 	}
 	if s.expOf {
 		buf("readonly", acc, "m")
 	}
-	fmt.Fprintf(&b, "layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total; uint it;\n\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n};\n", maxRank, maxRank)
-	b.WriteString(indexGLSL)
+	fmt.Fprintf(&b, "layout(push_constant) uniform P {\n\tuint n; uint pairs; uint g; uint lg; uint total; uint it;\n\tuint nk; uint nd; uint dims[%d]; uint strides[%d];\n};\n", MaxRank, MaxRank)
+	b.WriteString(IndexGLSL)
 	// outBase: the offset of output o's first element; raddr: the offset
 	// of element r of its segment. Strided: mixed-radix over the kept dims
 	// 0..nk-1 and the reduced dims nk..nd-1, row-major.
@@ -222,28 +222,28 @@ uint raddr(uint r) {
 }
 `)
 	if s.expOf {
-		if s.acc == tensor.Float64 {
+		if s.Acc == tensor.Float64 {
 			b.WriteString(dexpGLSL())
 		}
-		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[2]s(%[1]s(x[a]) - m[o]); }\n", acc, expFn(s.acc))
+		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[2]s(%[1]s(x[a]) - m[o]); }\n", acc, expFn(s.Acc))
 	} else if s.truth && s.first {
 		// NaN is true: it compares unequal to 0.
-		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return (%[2]s(x[a]) == %[2]s(0)) ? %[1]s(0) : %[1]s(1); }\n", acc, computeType(s.in))
+		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return (%[2]s(x[a]) == %[2]s(0)) ? %[1]s(0) : %[1]s(1); }\n", acc, ComputeType(s.In))
 	} else {
 		fmt.Fprintf(&b, "%[1]s load(uint o, uint a) { return %[1]s(x[a]); }\n", acc)
 	}
 	if argmax {
-		b.WriteString(betterGLSL(s.acc))
-		fmt.Fprintf(&b, "%s ident() { return %s; }\n", acc, identity(kindArgmax, s.acc))
+		b.WriteString(betterGLSL(s.Acc))
+		fmt.Fprintf(&b, "%s ident() { return %s; }\n", acc, identity(kindArgmax, s.Acc))
 		fmt.Fprintf(&b, "shared %s shv[%d];\nshared uint shi[%d];\n", acc, reduceLocal, reduceLocal)
 	} else {
-		b.WriteString(combineGLSL(s.acc, sub))
+		b.WriteString(combineGLSL(s.Acc, sub))
 		fmt.Fprintf(&b, "shared %s sh[%d];\n", acc, reduceLocal)
 		if wr == tensor.Bool {
 			// Any nonzero value is true (all's empty minimum too).
 			fmt.Fprintf(&b, "uint8_t fin(%s v) { return uint8_t(v != %s(0) ? 1u : 0u); }\n", acc, acc)
 		} else {
-			fmt.Fprintf(&b, "%[1]s fin(%[2]s v) { return %[1]s(MEAN ? v / %[2]s(total) : v); }\n", glslType(wr), acc)
+			fmt.Fprintf(&b, "%[1]s fin(%[2]s v) { return %[1]s(MEAN ? v / %[2]s(total) : v); }\n", GLSLType(wr), acc)
 		}
 	}
 	fmt.Fprintf(&b, `void main() {
@@ -270,7 +270,7 @@ uint raddr(uint r) {
 			// Sums of whole vectors go to a vector of running values:
 			// one vector add instead of four scalar combines (the loads
 			// per element decide the speed on CPU drivers).
-			fmt.Fprintf(&b, "\t%[1]s a4 = %[1]s(0), a5 = %[1]s(0);\n", accVec4(s.acc))
+			fmt.Fprintf(&b, "\t%[1]s a4 = %[1]s(0), a5 = %[1]s(0);\n", accVec4(s.Acc))
 		}
 	}
 	b.WriteString("\tif (p < pairs) {\n")
@@ -325,7 +325,7 @@ uint raddr(uint r) {
 				}
 			}
 		} else {
-`, itemsPerLane/4, storageVec4(s.in), acc, accVec4(s.acc), kindSum)
+`, itemsPerLane/4, storageVec4(s.In), acc, accVec4(s.Acc), KindSum)
 	} else {
 		b.WriteString("\t\t{\n")
 	}
@@ -350,7 +350,7 @@ uint raddr(uint r) {
 		}
 		b.WriteString("\t\t}\n\t\t}\n\t}\n\tacc = comb(comb(a0, a1), comb(a2, a3));\n")
 		if vec {
-			fmt.Fprintf(&b, "\tif (KIND == %du) { a4 += a5; acc = comb(acc, (a4.x + a4.y) + (a4.z + a4.w)); }\n", kindSum)
+			fmt.Fprintf(&b, "\tif (KIND == %du) { a4 += a5; acc = comb(acc, (a4.x + a4.y) + (a4.z + a4.w)); }\n", KindSum)
 		}
 	}
 
@@ -407,7 +407,7 @@ uint raddr(uint r) {
 
 // accVec4 returns the 4-vector of an accumulator dtype.
 func accVec4(acc tensor.Dtype) string {
-	switch glslType(acc) {
+	switch GLSLType(acc) {
 	case "double":
 		return "dvec4"
 	case "int":

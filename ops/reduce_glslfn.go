@@ -13,8 +13,8 @@ import (
 
 // identity returns a GLSL expression for the identity of kind over the
 // accumulator type acc.
-func identity(kind reduceKind, acc tensor.Dtype) string {
-	t := glslType(acc)
+func identity(kind ReduceKind, acc tensor.Dtype) string {
+	t := GLSLType(acc)
 	switch {
 	case acc.IsComplex() && kind == kindProd:
 		return t + "(1, 0)"
@@ -22,11 +22,11 @@ func identity(kind reduceKind, acc tensor.Dtype) string {
 		return t + "(0)" // complex has no max or min: never used
 	}
 	switch kind {
-	case kindSum:
+	case KindSum:
 		return t + "(0)"
 	case kindProd:
 		return t + "(1)"
-	case kindMax, kindArgmax:
+	case KindMax, kindArgmax:
 		switch acc {
 		case tensor.Float32:
 			return "uintBitsToFloat(0xff800000u)"
@@ -40,7 +40,7 @@ func identity(kind reduceKind, acc tensor.Dtype) string {
 			return "0ul"
 		}
 		return "0u"
-	case kindMin:
+	case KindMin:
 		switch acc {
 		case tensor.Float32:
 			return "uintBitsToFloat(0x7f800000u)"
@@ -71,27 +71,27 @@ func nanLiteral(acc tensor.Dtype) string {
 // and min propagate NaN, as NumPy's do. The branches on KIND are on a
 // specialization constant: the driver's compiler keeps only one.
 func combineGLSL(acc tensor.Dtype, subgroup bool) string {
-	t := glslType(acc)
+	t := GLSLType(acc)
 	var b strings.Builder
-	kinds := []reduceKind{kindSum, kindProd, kindMax, kindMin}
+	kinds := []ReduceKind{KindSum, kindProd, KindMax, KindMin}
 	fmt.Fprintf(&b, "%s ident() {\n", t)
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "\tif (KIND == %du) return %s;\n", k, identity(k, acc))
 	}
 	fmt.Fprintf(&b, "\treturn %s(0);\n}\n", t)
-	comb := map[reduceKind]string{kindSum: "a + b", kindProd: "a * b"}
+	comb := map[ReduceKind]string{KindSum: "a + b", kindProd: "a * b"}
 	if acc.IsComplex() {
 		// Complex products; max and min are never asked of complex.
-		b.WriteString(complexGLSL(acc))
-		comb[kindProd] = cfn("cmul", acc, "a, b")
+		b.WriteString(ComplexGLSL(acc))
+		comb[kindProd] = Cfn("cmul", acc, "a, b")
 	}
-	sg := map[reduceKind]string{kindSum: "subgroupAdd(v)", kindProd: "subgroupMul(v)"}
-	for _, k := range []reduceKind{kindMax, kindMin} {
+	sg := map[ReduceKind]string{KindSum: "subgroupAdd(v)", kindProd: "subgroupMul(v)"}
+	for _, k := range []ReduceKind{KindMax, KindMin} {
 		fn, cmp := "Max", ">"
-		if k == kindMin {
+		if k == KindMin {
 			fn, cmp = "Min", "<"
 		}
-		if isFloat(acc) {
+		if IsFloat(acc) {
 			comb[k] = fmt.Sprintf("(a %s b || isnan(a)) ? a : b", cmp)
 			// Subgroup min/max leave NaN undefined: reduce without
 			// NaNs and put one back where any lane had one.
@@ -120,8 +120,8 @@ func combineGLSL(acc tensor.Dtype, subgroup bool) string {
 // (a, ia) wins argmax over (b, ib): the larger value, NaN above all, the
 // lower index among equals (NumPy's first occurrence).
 func betterGLSL(acc tensor.Dtype) string {
-	t := glslType(acc)
-	if isFloat(acc) {
+	t := GLSLType(acc)
+	if IsFloat(acc) {
 		return fmt.Sprintf(`bool better(%[1]s a, uint ia, %[1]s b, uint ib) {
 	if (isnan(a)) return !isnan(b) || ia < ib;
 	if (isnan(b)) return false;

@@ -155,8 +155,8 @@ func registryGen() uint64 {
 	return registry.gen
 }
 
-// builtin registers a built-in op; init functions call it.
-func builtin(name string, b Builder) {
+// Builtin registers a built-in op; init functions call it.
+func Builtin(name string, b Builder) {
 	registry.Lock()
 	defer registry.Unlock()
 	registry.m[name] = entry{build: b}
@@ -278,40 +278,40 @@ func Call(ctx context.Context, o Owner, name string, in, out []*tensor.Tensor, a
 	return outs, nil
 }
 
-// inputs checks the count of in for op name.
-func inputs(name string, in []*tensor.Tensor, n int) error {
+// Inputs checks the count of in for op name.
+func Inputs(name string, in []*tensor.Tensor, n int) error {
 	if len(in) != n {
 		return core.Invalid("ops.%s: %d inputs, want %d", name, len(in), n)
 	}
 	return nil
 }
 
-// outAt returns out[i], or nil when out is shorter.
-func outAt(out []*tensor.Tensor, i int) *tensor.Tensor {
+// OutAt returns out[i], or nil when out is shorter.
+func OutAt(out []*tensor.Tensor, i int) *tensor.Tensor {
 	if i < len(out) {
 		return out[i]
 	}
 	return nil
 }
 
-// builtinOne registers the built-in op name with n inputs (n < 0: any
+// BuiltinOne registers the built-in op name with n inputs (n < 0: any
 // number, which f checks) and one output: out is the given output or nil.
-func builtinOne(name string, n int, f func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error)) {
-	builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+func BuiltinOne(name string, n int, f func(o Owner, in []*tensor.Tensor, at Attrs, out *tensor.Tensor) (*Op, error)) {
+	Builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if n >= 0 {
-			if err := inputs(name, in, n); err != nil {
+			if err := Inputs(name, in, n); err != nil {
 				return nil, err
 			}
 		}
-		if err := tooMany(name, out, 1); err != nil {
+		if err := TooMany(name, out, 1); err != nil {
 			return nil, err
 		}
-		return f(o, in, at, outAt(out, 0))
+		return f(o, in, at, OutAt(out, 0))
 	})
 }
 
-// tooMany fails when out has more entries than the op's n outputs.
-func tooMany(name string, out []*tensor.Tensor, n int) error {
+// TooMany fails when out has more entries than the op's n outputs.
+func TooMany(name string, out []*tensor.Tensor, n int) error {
 	if len(out) > n {
 		return core.Invalid("ops.%s: %d outputs given, the op has %d", name, len(out), n)
 	}

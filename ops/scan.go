@@ -9,18 +9,18 @@ func init() {
 		name string
 		kind scanKind
 	}{{"cumulative_sum", scanSum}, {"cumulative_prod", scanProd}} {
-		builtin(c.name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-			if err := inputs(c.name, in, 1); err != nil {
+		Builtin(c.name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+			if err := Inputs(c.name, in, 1); err != nil {
 				return nil, err
 			}
-			if err := tooMany(c.name, out, 1); err != nil {
+			if err := TooMany(c.name, out, 1); err != nil {
 				return nil, err
 			}
 			axis, err := optionalAxis(c.name, at.Axes)
 			if err != nil {
 				return nil, err
 			}
-			return scan(o, c.name, c.kind, in[0], axis, at.Dtype, at.IncludeInitial, outAt(out, 0))
+			return scan(o, c.name, c.kind, in[0], axis, at.Dtype, at.IncludeInitial, OutAt(out, 0))
 		})
 	}
 }
@@ -66,72 +66,72 @@ func scanDtype(dt tensor.Dtype) tensor.Dtype {
 }
 
 func scan(o Owner, name string, kind scanKind, x *tensor.Tensor, axis *int, dtype tensor.Dtype, inc bool, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, name, x)
+	op, err := NewOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
 	shape := x.Shape()
-	if !isFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
-		return op.fail(op.unsupported(dt, "bool, integers, float16, float32, float64"))
+	if !IsFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
+		return op.Fail(op.Unsupported(dt, "bool, integers, float16, float32, float64"))
 	}
 	if dtype == 0 {
 		dtype = scanDtype(dt)
 	}
-	if !isFloat(dtype) && !isSigned(dtype) && !isUnsigned(dtype) {
-		return op.fail(op.errorf("result dtype %v: want a numeric dtype", dtype))
+	if !IsFloat(dtype) && !isSigned(dtype) && !isUnsigned(dtype) {
+		return op.Fail(op.Errorf("result dtype %v: want a numeric dtype", dtype))
 	}
 	if len(shape) == 0 {
-		return op.fail(op.errorf("x is 0-d: a running %s needs at least one dimension", map[scanKind]string{scanSum: "sum", scanProd: "product"}[kind]))
+		return op.Fail(op.Errorf("x is 0-d: a running %s needs at least one dimension", map[scanKind]string{scanSum: "sum", scanProd: "product"}[kind]))
 	}
 	ax := 0
 	switch {
 	case axis != nil:
-		a, err := normAxes(name, []int{*axis}, len(shape))
+		a, err := NormAxes(name, []int{*axis}, len(shape))
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		ax = a[0]
 	case len(shape) != 1:
-		return op.fail(op.errorf("x has shape %v: give an axis (only a 1-d x may omit it)", shape))
+		return op.Fail(op.Errorf("x has shape %v: give an axis (only a 1-d x may omit it)", shape))
 	}
-	acc := computeDtype(dtype)
-	if err := op.requireDtypes(dt, acc, dtype); err != nil {
-		return op.fail(err)
+	acc := ComputeDtype(dtype)
+	if err := op.RequireDtypes(dt, acc, dtype); err != nil {
+		return op.Fail(err)
 	}
 	oshape := append([]int(nil), shape...)
 	if inc {
 		oshape[ax]++
 	}
-	y, err := op.outputNoAlias(out, dtype, oshape)
+	y, err := op.OutputNoAlias(out, dtype, oshape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if y.Len() == 0 {
 		return op, nil
 	}
 	n := shape[ax]
-	inner := numel(shape[ax+1:])
-	outer := numel(shape[:ax])
+	inner := Numel(shape[ax+1:])
+	outer := Numel(shape[:ax])
 	total := y.Len()
 	incN := 0
 	if inc {
 		incN = 1
 	}
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if n == 0 { // include_initial of an empty axis: the identity only
-		return op.done(op.dispatch(scanOutSource(kind, acc, dtype, false, false), []*tensor.Tensor{y}, groups,
+		return op.Done(op.Dispatch(scanOutSource(kind, acc, dtype, false, false), []*tensor.Tensor{y}, groups,
 			uint32(n), uint32(inner), uint32(1), uint32(total), uint32(incN)))
 	}
 	levels, err := op.scanLevels(scanSpec{kind: kind, in: dt, acc: acc, out: dtype}, x, nil, outer*inner, n, inner)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if err := op.scanAddBack(kind, acc, levels, 1, nil); err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	ts := []*tensor.Tensor{levels[0].s}
 	nb := 1
@@ -140,7 +140,7 @@ func scan(o Owner, name string, kind scanKind, x *tensor.Tensor, axis *int, dtyp
 		nb = levels[1].n
 	}
 	ts = append(ts, y)
-	return op.done(op.dispatch(scanOutSource(kind, acc, dtype, true, len(levels) > 1), ts, groups,
+	return op.Done(op.Dispatch(scanOutSource(kind, acc, dtype, true, len(levels) > 1), ts, groups,
 		uint32(n), uint32(inner), uint32(nb), uint32(total), uint32(incN)))
 }
 
@@ -163,21 +163,21 @@ func (op *Op) scanLevels(sp scanSpec, x, first *tensor.Tensor, rows, n, inner in
 		s := first
 		if s == nil {
 			var err error
-			if s, err = op.temp(sp.acc, []int{rows * n}); err != nil {
+			if s, err = op.Temp(sp.acc, []int{rows * n}); err != nil {
 				return nil, err
 			}
 		}
 		first = nil
-		t, err := op.temp(sp.acc, []int{rows * nb})
+		t, err := op.Temp(sp.acc, []int{rows * nb})
 		if err != nil {
 			return nil, err
 		}
 		blocks := rows * nb
-		groups, err := op.grid(uint64(blocks)*scanLocal, scanLocal)
+		groups, err := op.Grid(uint64(blocks)*scanLocal, scanLocal)
 		if err != nil {
 			return nil, err
 		}
-		if err := op.dispatch(scanBlockSource(sp), []*tensor.Tensor{src, s, t}, groups,
+		if err := op.Dispatch(scanBlockSource(sp), []*tensor.Tensor{src, s, t}, groups,
 			uint32(n), uint32(inner), uint32(nb), uint32(blocks)); err != nil {
 			return nil, err
 		}
@@ -198,7 +198,7 @@ func (op *Op) scanAddBack(kind scanKind, acc tensor.Dtype, levels []scanLevel, f
 	for i := len(levels) - 2; i >= from; i-- {
 		lo, hi := levels[i], levels[i+1]
 		total := lo.s.Len()
-		groups, err := op.grid(uint64(total), localSize)
+		groups, err := op.Grid(uint64(total), LocalSize)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func (op *Op) scanAddBack(kind scanKind, acc tensor.Dtype, levels []scanLevel, f
 		if withCount {
 			ts = append(ts, cnt)
 		}
-		if err := op.dispatch(scanAddSource(kind, acc, withCount), ts, groups,
+		if err := op.Dispatch(scanAddSource(kind, acc, withCount), ts, groups,
 			uint32(lo.n), uint32(hi.n), uint32(total)); err != nil {
 			return err
 		}

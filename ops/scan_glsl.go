@@ -48,9 +48,9 @@ type scanSpec struct {
 // scanIdent is the operation's identity in the accumulator's GLSL type.
 func scanIdent(k scanKind, acc tensor.Dtype) string {
 	if k == scanProd {
-		return computeType(acc) + "(1)"
+		return ComputeType(acc) + "(1)"
 	}
-	return computeType(acc) + "(0)"
+	return ComputeType(acc) + "(0)"
 }
 
 // scanCombine returns GLSL combining a (earlier) and b (later).
@@ -66,16 +66,16 @@ func scanCombine(k scanKind, a, b string) string {
 // n], rows = outer*inner) and t ([rows, nb], the blocks' totals).
 func scanBlockSource(sp scanSpec) string {
 	var b strings.Builder
-	b.WriteString(header(sp.in, sp.acc))
-	a := computeType(sp.acc)
+	b.WriteString(Header(sp.in, sp.acc))
+	a := ComputeType(sp.acc)
 	id := scanIdent(sp.kind, sp.acc)
 	load := a + "(x[base + k * inner])"
-	if sp.out != 0 && sp.out != sp.in && glslType(sp.out) != a {
-		b.WriteString(header(sp.out)[len("#version 450\n"):])
-		load = fmt.Sprintf("%s(%s(x[base + k * inner]))", a, glslType(sp.out))
+	if sp.out != 0 && sp.out != sp.in && GLSLType(sp.out) != a {
+		b.WriteString(Header(sp.out)[len("#version 450\n"):])
+		load = fmt.Sprintf("%s(%s(x[base + k * inner]))", a, GLSLType(sp.out))
 	}
 	if sp.flags {
-		load = fmt.Sprintf("(x[base + k * inner] != %s(0)) ? %s(1) : %s(0)", glslType(sp.in), a, a)
+		load = fmt.Sprintf("(x[base + k * inner] != %s(0)) ? %s(1) : %s(0)", GLSLType(sp.in), a, a)
 	}
 	fmt.Fprintf(&b, `layout(local_size_x = %[1]d) in;
 layout(binding = 0) readonly buffer B0 { %[2]s x[]; };
@@ -129,7 +129,7 @@ void main() {
 		if (k < n) s[o + k] = %[11]s;
 	}
 }
-`, scanLocal, glslType(sp.in), a, id, load, scanBlock, scanItems,
+`, scanLocal, GLSLType(sp.in), a, id, load, scanBlock, scanItems,
 		scanCombine(sp.kind, "run", "load(base, k0 + j)"),
 		scanCombine(sp.kind, "sh[i - d]", "sh[i]"),
 		scanCombine(sp.kind, "sh[i]", "l"),
@@ -142,17 +142,17 @@ void main() {
 // - 1's. With count, the last element (rows is 1) goes to cnt[0] too.
 func scanAddSource(k scanKind, acc tensor.Dtype, count bool) string {
 	var b strings.Builder
-	b.WriteString(header(acc))
-	a := computeType(acc)
+	b.WriteString(Header(acc))
+	a := ComputeType(acc)
 	fmt.Fprintf(&b, `layout(local_size_x = %d) in;
 layout(binding = 0) buffer B0 { %s s[]; };
 layout(binding = 1) readonly buffer B1 { %s u[]; };
-`, localSize, a, a)
+`, LocalSize, a, a)
 	if count {
 		fmt.Fprintf(&b, "layout(binding = 2) writeonly buffer B2 { %s cnt[]; };\n", a)
 	}
 	b.WriteString("layout(push_constant) uniform P { uint n; uint nb; uint total; };\n")
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	fmt.Fprintf(&b, `void main() {
 	uint e = gid();
 	if (e >= total) return;
@@ -178,9 +178,9 @@ layout(binding = 1) readonly buffer B1 { %s u[]; };
 // identity.
 func scanOutSource(k scanKind, acc, out tensor.Dtype, hasS, blocks bool) string {
 	var b strings.Builder
-	b.WriteString(header(acc, out))
-	a := computeType(acc)
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	b.WriteString(Header(acc, out))
+	a := ComputeType(acc)
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	bind := 0
 	if hasS {
 		fmt.Fprintf(&b, "layout(binding = %d) readonly buffer B0 { %s s[]; };\n", bind, a)
@@ -190,9 +190,9 @@ func scanOutSource(k scanKind, acc, out tensor.Dtype, hasS, blocks bool) string 
 		fmt.Fprintf(&b, "layout(binding = %d) readonly buffer B1 { %s u[]; };\n", bind, a)
 		bind++
 	}
-	fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer B2 { %s y[]; };\n", bind, glslType(out))
+	fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer B2 { %s y[]; };\n", bind, GLSLType(out))
 	b.WriteString("layout(push_constant) uniform P { uint n; uint inner; uint nb; uint total; uint inc; };\n")
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	fmt.Fprintf(&b, `void main() {
 	uint e = gid();
 	if (e >= total) return;
@@ -213,6 +213,6 @@ func scanOutSource(k scanKind, acc, out tensor.Dtype, hasS, blocks bool) string 
 		}
 		b.WriteString("\t}\n")
 	}
-	fmt.Fprintf(&b, "\ty[e] = %s(v);\n}\n", glslType(out))
+	fmt.Fprintf(&b, "\ty[e] = %s(v);\n}\n", GLSLType(out))
 	return b.String()
 }

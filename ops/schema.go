@@ -84,12 +84,17 @@ type opSchema struct {
 
 var opSchemas = map[string]opSchema{}
 
-func init() {
-	def := func(inputs string, outputs int, attrs []string, names ...string) {
-		for _, n := range names {
-			opSchemas[n] = opSchema{inputs, outputs, attrs}
-		}
+// DefSchema declares the schema of the built-in ops names: their inputs,
+// their outputs and their attributes (name, or name=default; the type and
+// meaning come from attrTypes).
+func DefSchema(inputs string, outputs int, attrs []string, names ...string) {
+	for _, n := range names {
+		opSchemas[n] = opSchema{inputs, outputs, attrs}
 	}
+}
+
+func init() {
+	def := DefSchema
 	var unary, binary []string
 	for n, d := range ewDefs {
 		if d.arity == 1 {
@@ -108,11 +113,7 @@ func init() {
 	def("1", 1, []string{"axes=none (flattened)", "keepdims"}, "argmax")
 	def("1", 1, []string{"axes=-1"}, "softmax")
 	def("1", 1, []string{"axes=0", "include_initial", "dtype=the standard's"}, "cumulative_sum", "cumulative_prod")
-	def("2", 1, nil, "matmul", "outer")
-	def("2", 1, []string{"axes=[] (outer)", "axes2=[]"}, "tensordot")
-	def("2", 1, []string{"axes=-1"}, "vecdot", "cross")
-	def("1", 1, []string{"offset"}, "diagonal", "trace")
-	def("1", 1, []string{"n"}, "matrix_power")
+	def("2", 1, nil, "matmul")
 	def("1", 1, []string{"perm"}, "transpose")
 	def("1", 1, []string{"axes"}, "flip")
 	def("1", 1, []string{"shift", "axes=none (flattened)"}, "roll")
@@ -129,17 +130,6 @@ func init() {
 	def("1", 2, nil, "unique_counts", "unique_inverse")
 	def("1", 4, nil, "unique_all")
 	def("1", 1, []string{"k"}, "tril", "triu")
-	def("1", 1, []string{"upper"}, "cholesky")
-	def("1", 2, []string{"mode"}, "qr")
-	def("1", 3, []string{"full_matrices"}, "svd")
-	def("1", 1, nil, "svdvals", "eigvalsh", "inv", "det")
-	def("1", 2, nil, "eigh", "slogdet")
-	def("2", 1, nil, "solve")
-	def("1 or 2 (x, rtol)", 1, []string{"rtol"}, "pinv", "matrix_rank")
-	def("1", 1, []string{"axes", "keepdims", "ord=2"}, "vector_norm")
-	def("1", 1, []string{"ord=fro", "keepdims"}, "matrix_norm")
-	def("1", 1, []string{"n=the input's length", "axes=-1", "norm"}, "fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
-	def("1", 1, []string{"s", "axes=all, or the last len(s)", "norm"}, "fftn", "ifftn", "rfftn", "irfftn")
 }
 
 // kernelAttrs are a registered kernel's attributes.

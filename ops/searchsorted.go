@@ -9,11 +9,11 @@ import (
 )
 
 func init() {
-	builtin("searchsorted", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+	Builtin("searchsorted", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		if len(in) != 2 && len(in) != 3 {
 			return nil, core.Invalid("ops.searchsorted: %d inputs, want x1, x2 and optionally sorter", len(in))
 		}
-		if err := tooMany("searchsorted", out, 1); err != nil {
+		if err := TooMany("searchsorted", out, 1); err != nil {
 			return nil, err
 		}
 		var right bool
@@ -28,7 +28,7 @@ func init() {
 		if len(in) == 3 {
 			sorter = in[2]
 		}
-		return SearchSorted(o, in[0], in[1], right, sorter, outAt(out, 0))
+		return SearchSorted(o, in[0], in[1], right, sorter, OutAt(out, 0))
 	})
 }
 
@@ -53,41 +53,41 @@ func SearchSorted(o Owner, x1, x2 *tensor.Tensor, right bool, sorter, out *tenso
 	if sorter != nil {
 		ins = append(ins, sorter)
 	}
-	op, err := newOp(o, "searchsorted", ins...)
+	op, err := NewOp(o, "searchsorted", ins...)
 	if err != nil {
 		return nil, err
 	}
 	dt := x1.Dtype()
-	if !isFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
-		return op.fail(op.unsupported(dt, sortDtypes))
+	if !IsFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
+		return op.Fail(op.Unsupported(dt, sortDtypes))
 	}
 	if x2.Dtype() != dt {
-		return op.fail(op.errorf("x1 is %v and x2 is %v: cast them to one dtype first", dt, x2.Dtype()))
+		return op.Fail(op.Errorf("x1 is %v and x2 is %v: cast them to one dtype first", dt, x2.Dtype()))
 	}
 	if len(x1.Shape()) != 1 {
-		return op.fail(op.errorf("x1 has shape %v: it must be 1-d", x1.Shape()))
+		return op.Fail(op.Errorf("x1 has shape %v: it must be 1-d", x1.Shape()))
 	}
 	if sorter != nil {
 		if sd := sorter.Dtype(); !isSigned(sd) && !isUnsigned(sd) {
-			return op.fail(op.errorf("sorter is %v: it must have an integer dtype", sd))
+			return op.Fail(op.Errorf("sorter is %v: it must have an integer dtype", sd))
 		}
 		if len(sorter.Shape()) != 1 || sorter.Len() != x1.Len() {
-			return op.fail(op.errorf("sorter has shape %v: it must have x1's, %v", sorter.Shape(), x1.Shape()))
+			return op.Fail(op.Errorf("sorter has shape %v: it must have x1's, %v", sorter.Shape(), x1.Shape()))
 		}
 	}
 	if uint64(x1.Len()) >= 1<<32 || uint64(x2.Len()) >= 1<<32 {
-		return op.fail(op.errorf("x1 and x2 take fewer than 2^32 elements"))
+		return op.Fail(op.Errorf("x1 and x2 take fewer than 2^32 elements"))
 	}
 	need := []tensor.Dtype{dt, tensor.Int64}
 	if sorter != nil {
 		need = append(need, sorter.Dtype())
 	}
-	if err := op.requireDtypes(need...); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(need...); err != nil {
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, tensor.Int64, x2.Shape())
+	y, err := op.OutputNoAlias(out, tensor.Int64, x2.Shape())
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	total := x2.Len()
 	if total == 0 {
@@ -101,11 +101,11 @@ func SearchSorted(o Owner, x1, x2 *tensor.Tensor, right bool, sorter, out *tenso
 		sdt = sorter.Dtype()
 		ts = []*tensor.Tensor{x1, x2, sorter, y}
 	}
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.dispatch(searchSortedSource(dt, sdt, x1.Len() == 0, right), ts, groups,
+	return op.Done(op.Dispatch(searchSortedSource(dt, sdt, x1.Len() == 0, right), ts, groups,
 		uint32(total), uint32(x1.Len())))
 }
 
@@ -121,23 +121,23 @@ func searchSortedSource(dt, sdt tensor.Dtype, empty, right bool) string {
 	if sdt != 0 {
 		dts = append(dts, sdt)
 	}
-	b.WriteString(header(dts...))
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	b.WriteString(Header(dts...))
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	if empty {
 		b.WriteString(`layout(binding = 0) writeonly buffer B0 { int64_t y[]; };
 layout(push_constant) uniform P { uint total; uint m; };
 `)
-		b.WriteString(indexGLSL)
+		b.WriteString(IndexGLSL)
 		b.WriteString("void main() {\n\tuint e = gid();\n\tif (e < total) y[e] = 0l;\n}\n")
 		return b.String()
 	}
-	t := glslType(dt)
+	t := GLSLType(dt)
 	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %[1]s x1[]; };
 layout(binding = 1) readonly buffer B1 { %[1]s x2[]; };
 `, t)
 	at := "mid"
 	if sdt != 0 {
-		fmt.Fprintf(&b, "layout(binding = 2) readonly buffer B2 { %s sorter[]; };\n", glslType(sdt))
+		fmt.Fprintf(&b, "layout(binding = 2) readonly buffer B2 { %s sorter[]; };\n", GLSLType(sdt))
 		b.WriteString("layout(binding = 3) writeonly buffer B3 { int64_t y[]; };\n")
 		at = "uint(clamp(int64_t(sorter[mid]), 0l, int64_t(m) - 1l))"
 		if isUnsigned(sdt) {
@@ -147,7 +147,7 @@ layout(binding = 1) readonly buffer B1 { %[1]s x2[]; };
 		b.WriteString("layout(binding = 2) writeonly buffer B2 { int64_t y[]; };\n")
 	}
 	b.WriteString("layout(push_constant) uniform P { uint total; uint m; };\n")
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	b.WriteString(sortKeyGLSL(dt, false))
 	cmp := "<"
 	if right {

@@ -6,12 +6,12 @@ import (
 	"github.com/vkflow/vkflow/internal/core"
 )
 
-// maxRank is the most dimensions an op takes (after merging dimensions
+// MaxRank is the most dimensions an op takes (after merging dimensions
 // that can be merged).
-const maxRank = 8
+const MaxRank = 8
 
-// numel returns the element count of shape (1 for a 0-d shape).
-func numel(shape []int) int {
+// Numel returns the element count of shape (1 for a 0-d shape).
+func Numel(shape []int) int {
 	n := 1
 	for _, s := range shape {
 		n *= s
@@ -19,9 +19,9 @@ func numel(shape []int) int {
 	return n
 }
 
-// broadcastShapes returns the shape NumPy broadcasting gives shapes:
+// BroadcastShapes returns the shape NumPy broadcasting gives shapes:
 // aligned at the right, each dimension equal or 1 (a 1 stretches).
-func broadcastShapes(name string, shapes ...[]int) ([]int, error) {
+func BroadcastShapes(name string, shapes ...[]int) ([]int, error) {
 	rank := 0
 	for _, s := range shapes {
 		rank = max(rank, len(s))
@@ -45,10 +45,10 @@ func broadcastShapes(name string, shapes ...[]int) ([]int, error) {
 	return out, nil
 }
 
-// stridesFor returns, for an input of shape in broadcast to out, the
+// StridesFor returns, for an input of shape in broadcast to out, the
 // element stride of each of out's dimensions in the input's row-major
 // layout: 0 where the input has no such dimension or stretches a 1.
-func stridesFor(in, out []int) []int {
+func StridesFor(in, out []int) []int {
 	st := make([]int, len(out))
 	off := len(out) - len(in)
 	stride := 1
@@ -61,8 +61,8 @@ func stridesFor(in, out []int) []int {
 	return st
 }
 
-// contiguous returns the row-major strides of shape.
-func contiguous(shape []int) []int {
+// Contiguous returns the row-major strides of shape.
+func Contiguous(shape []int) []int {
 	st := make([]int, len(shape))
 	stride := 1
 	for i := len(shape) - 1; i >= 0; i-- {
@@ -72,11 +72,11 @@ func contiguous(shape []int) []int {
 	return st
 }
 
-// merge drops the dimensions of size 1 of shape and merges neighbouring
+// Merge drops the dimensions of size 1 of shape and merges neighbouring
 // dimensions that every stride list walks as one (stride[i] ==
 // stride[i+1]*shape[i+1] for all lists), so kernels loop over as few
 // dimensions as possible. It returns the new shape and strides.
-func merge(shape []int, strides ...[]int) ([]int, [][]int) {
+func Merge(shape []int, strides ...[]int) ([]int, [][]int) {
 	var sh []int
 	st := make([][]int, len(strides))
 	for i, d := range shape {
@@ -107,10 +107,10 @@ func merge(shape []int, strides ...[]int) ([]int, [][]int) {
 	return sh, st
 }
 
-// normAxes checks axes against rank and returns them non-negative and
+// NormAxes checks axes against rank and returns them non-negative and
 // sorted; nil means every axis. A negative axis counts from the end; a
 // repeated axis is an error.
-func normAxes(name string, axes []int, rank int) ([]int, error) {
+func NormAxes(name string, axes []int, rank int) ([]int, error) {
 	if axes == nil {
 		all := make([]int, rank)
 		for i := range all {
@@ -118,7 +118,7 @@ func normAxes(name string, axes []int, rank int) ([]int, error) {
 		}
 		return all, nil
 	}
-	out, err := orderedAxes(name, axes, rank)
+	out, err := OrderedAxes(name, axes, rank)
 	if err != nil {
 		return nil, err
 	}
@@ -126,9 +126,9 @@ func normAxes(name string, axes []int, rank int) ([]int, error) {
 	return out, nil
 }
 
-// orderedAxes checks axes against rank and returns them non-negative, in
+// OrderedAxes checks axes against rank and returns them non-negative, in
 // their order: ErrInvalid for an axis out of range or repeated.
-func orderedAxes(name string, axes []int, rank int) ([]int, error) {
+func OrderedAxes(name string, axes []int, rank int) ([]int, error) {
 	out := make([]int, 0, len(axes))
 	for _, a := range axes {
 		if a < -rank || a >= rank {
@@ -145,9 +145,9 @@ func orderedAxes(name string, axes []int, rank int) ([]int, error) {
 	return out, nil
 }
 
-// axisAttr is Attrs.Axes as the one axis of an op that takes one: def
+// AxisAttr is Attrs.Axes as the one axis of an op that takes one: def
 // when nil, ErrInvalid for more than one.
-func axisAttr(name string, axes []int, def int) (int, error) {
+func AxisAttr(name string, axes []int, def int) (int, error) {
 	switch len(axes) {
 	case 0:
 		return def, nil
@@ -163,7 +163,7 @@ func optionalAxis(name string, axes []int) (*int, error) {
 	if len(axes) == 0 {
 		return nil, nil
 	}
-	a, err := axisAttr(name, axes, 0)
+	a, err := AxisAttr(name, axes, 0)
 	return &a, err
 }
 
@@ -172,7 +172,7 @@ func optionalAxis(name string, axes []int) (*int, error) {
 // strided, gather and compaction kernels.
 func padPush[T int32 | uint32](push []any, arrs ...[]int) []any {
 	for _, arr := range arrs {
-		for k := range maxRank {
+		for k := range MaxRank {
 			var v T
 			if k < len(arr) {
 				v = T(arr[k])

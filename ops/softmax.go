@@ -9,11 +9,11 @@ import (
 )
 
 func init() {
-	builtin("softmax", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("softmax", in, 1); err != nil {
+	Builtin("softmax", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("softmax", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("softmax", out, 1); err != nil {
+		if err := TooMany("softmax", out, 1); err != nil {
 			return nil, err
 		}
 		axis := -1
@@ -24,7 +24,7 @@ func init() {
 		default:
 			return nil, core.Invalid("ops.softmax: takes one axis, not %v", at.Axes)
 		}
-		return Softmax(o, in[0], axis, outAt(out, 0))
+		return Softmax(o, in[0], axis, OutAt(out, 0))
 	})
 }
 
@@ -51,65 +51,65 @@ func init() {
 // one element-wise dispatch that divides; each invocation does a fixed
 // amount of work.
 func Softmax(o Owner, x *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "softmax", x)
+	op, err := NewOp(o, "softmax", x)
 	if err != nil {
 		return nil, err
 	}
 	shape := x.Shape()
 	dt := x.Dtype()
-	if !isFloat(dt) {
-		return op.fail(op.unsupported(dt, "float16, float32, float64"))
+	if !IsFloat(dt) {
+		return op.Fail(op.Unsupported(dt, "float16, float32, float64"))
 	}
 	rshape := shape
 	if len(shape) == 0 {
 		if axis != 0 && axis != -1 {
-			return op.fail(op.errorf("axis %d of a 0-d tensor: use 0 or -1", axis))
+			return op.Fail(op.Errorf("axis %d of a 0-d tensor: use 0 or -1", axis))
 		}
 		rshape, axis = []int{1}, 0
 	}
-	ax, err := normAxes("softmax", []int{axis}, len(rshape))
+	ax, err := NormAxes("softmax", []int{axis}, len(rshape))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	acc := computeDtype(dt)
-	if err := op.requireDtypes(dt, acc); err != nil {
-		return op.fail(err)
+	acc := ComputeDtype(dt)
+	if err := op.RequireDtypes(dt, acc); err != nil {
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, dt, shape)
+	y, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	lay, err := op.reduceLayout(rshape, ax)
+	lay, err := op.ReduceLayout(rshape, ax)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if lay.m == 0 || lay.n == 0 {
+	if lay.M == 0 || lay.N == 0 {
 		return op, nil // empty: nothing to compute
 	}
-	mx, err := op.temp(acc, []int{lay.m})
+	mx, err := op.Temp(acc, []int{lay.M})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	sum, err := op.temp(acc, []int{lay.m})
+	sum, err := op.Temp(acc, []int{lay.M})
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.reducePasses(passSpec{kind: kindMax, in: dt, acc: acc, out: acc}, x, nil, lay, mx); err != nil {
-		return op.fail(err)
+	if err := op.ReducePasses(PassSpec{Kind: KindMax, In: dt, Acc: acc, Out: acc}, x, nil, lay, mx); err != nil {
+		return op.Fail(err)
 	}
-	if err := op.reducePasses(passSpec{kind: kindSum, in: dt, acc: acc, out: acc, expOf: true}, x, mx, lay, sum); err != nil {
-		return op.fail(err)
+	if err := op.ReducePasses(PassSpec{Kind: KindSum, In: dt, Acc: acc, Out: acc, expOf: true}, x, mx, lay, sum); err != nil {
+		return op.Fail(err)
 	}
 	inner := 1
 	for _, d := range rshape[ax[0]+1:] {
 		inner *= d
 	}
 	total := x.Len()
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.dispatch(softmaxSource(dt, acc), []*tensor.Tensor{x, mx, sum, y}, groups,
+	return op.Done(op.Dispatch(softmaxSource(dt, acc), []*tensor.Tensor{x, mx, sum, y}, groups,
 		uint32(total), uint32(rshape[ax[0]]), uint32(inner)))
 }
 
@@ -118,16 +118,16 @@ func Softmax(o Owner, x *tensor.Tensor, axis int, out *tensor.Tensor) (*Op, erro
 // and o = (e / (n*inner))*inner + e % inner.
 func softmaxSource(dt, acc tensor.Dtype) string {
 	var b strings.Builder
-	b.WriteString(header(dt, acc))
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
-	t, a := glslType(dt), glslType(acc)
+	b.WriteString(Header(dt, acc))
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
+	t, a := GLSLType(dt), GLSLType(acc)
 	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %[1]s x[]; };
 layout(binding = 1) readonly buffer B1 { %[2]s mx[]; };
 layout(binding = 2) readonly buffer B2 { %[2]s s[]; };
 layout(binding = 3) writeonly buffer B3 { %[1]s y[]; };
 layout(push_constant) uniform P { uint total; uint n; uint inner; };
 `, t, a)
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	if acc == tensor.Float64 {
 		b.WriteString(dexpGLSL())
 	}

@@ -9,20 +9,20 @@ import (
 )
 
 func init() {
-	builtin("sort", sortBuilder("sort", func(o Owner, x *tensor.Tensor, axis int, desc bool, out *tensor.Tensor) (*Op, error) {
+	Builtin("sort", sortBuilder("sort", func(o Owner, x *tensor.Tensor, axis int, desc bool, out *tensor.Tensor) (*Op, error) {
 		return Sort(o, x, axis, desc, out)
 	}))
-	builtin("argsort", sortBuilder("argsort", func(o Owner, x *tensor.Tensor, axis int, desc bool, out *tensor.Tensor) (*Op, error) {
+	Builtin("argsort", sortBuilder("argsort", func(o Owner, x *tensor.Tensor, axis int, desc bool, out *tensor.Tensor) (*Op, error) {
 		return Argsort(o, x, axis, desc, out)
 	}))
 }
 
 func sortBuilder(name string, f func(Owner, *tensor.Tensor, int, bool, *tensor.Tensor) (*Op, error)) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs(name, in, 1); err != nil {
+		if err := Inputs(name, in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany(name, out, 1); err != nil {
+		if err := TooMany(name, out, 1); err != nil {
 			return nil, err
 		}
 		axis := -1
@@ -33,7 +33,7 @@ func sortBuilder(name string, f func(Owner, *tensor.Tensor, int, bool, *tensor.T
 		default:
 			return nil, core.Invalid("ops.%s: takes one axis, not %v", name, at.Axes)
 		}
-		return f(o, in[0], axis, at.Descending, outAt(out, 0))
+		return f(o, in[0], axis, at.Descending, OutAt(out, 0))
 	}
 }
 
@@ -81,61 +81,61 @@ func SortWithIndices(o Owner, x *tensor.Tensor, axis int, descending bool, value
 // sortOp builds the sort: x is seen as [outer, n, inner] around the axis,
 // and sorted as rows = outer*inner rows of n.
 func sortOp(o Owner, name string, x *tensor.Tensor, axis int, descending, wantValues, wantIndices bool, values, indices *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, name, x)
+	op, err := NewOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
-	if !isFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
-		return op.fail(op.unsupported(dt, sortDtypes))
+	if !IsFloat(dt) && !isSigned(dt) && !isUnsigned(dt) && dt != tensor.Bool {
+		return op.Fail(op.Unsupported(dt, sortDtypes))
 	}
 	shape := x.Shape()
 	rshape := shape
 	if len(shape) == 0 {
 		if axis != 0 && axis != -1 {
-			return op.fail(op.errorf("axis %d of a 0-d tensor: use 0 or -1", axis))
+			return op.Fail(op.Errorf("axis %d of a 0-d tensor: use 0 or -1", axis))
 		}
 		rshape, axis = []int{1}, 0
 	}
-	ax, err := normAxes(name, []int{axis}, len(rshape))
+	ax, err := NormAxes(name, []int{axis}, len(rshape))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.requireDtypes(dt); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(dt); err != nil {
+		return op.Fail(err)
 	}
 	if sortKeyBits(dt) == 64 || wantIndices {
-		if err := op.requireDtypes(tensor.Int64); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(tensor.Int64); err != nil {
+			return op.Fail(err)
 		}
 	}
 	var vals, inds *tensor.Tensor
 	if wantValues {
-		if vals, err = op.output(values, dt, shape); err != nil {
-			return op.fail(err)
+		if vals, err = op.Output(values, dt, shape); err != nil {
+			return op.Fail(err)
 		}
 	}
 	if wantIndices {
-		if inds, err = op.output(indices, tensor.Int64, shape); err != nil {
-			return op.fail(err)
+		if inds, err = op.Output(indices, tensor.Int64, shape); err != nil {
+			return op.Fail(err)
 		}
 	}
-	if err := op.noAlias(); err != nil {
-		return op.fail(err)
+	if err := op.NoAlias(); err != nil {
+		return op.Fail(err)
 	}
 	total := x.Len()
 	if total == 0 {
 		return op, nil
 	}
 	if uint64(total) >= 1<<32 {
-		return op.fail(op.errorf("%d elements: the sort takes fewer than 2^32", total))
+		return op.Fail(op.Errorf("%d elements: the sort takes fewer than 2^32", total))
 	}
 	n := rshape[ax[0]]
-	inner := numel(rshape[ax[0]+1:])
+	inner := Numel(rshape[ax[0]+1:])
 	s := sorter{op: op, dt: dt, total: uint32(total), n: uint32(n), algs: map[string]*algorithm.Algorithm{}}
 	idx, err := s.sort(x, descending, uint32(inner))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	ts := []*tensor.Tensor{idx}
 	if vals != nil {
@@ -144,11 +144,11 @@ func sortOp(o Owner, name string, x *tensor.Tensor, axis int, descending, wantVa
 	if inds != nil {
 		ts = append(ts, inds)
 	}
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.dispatch(sortGatherSource(dt, vals != nil, inds != nil), ts, groups,
+	return op.Done(op.Dispatch(sortGatherSource(dt, vals != nil, inds != nil), ts, groups,
 		uint32(total), uint32(n), uint32(inner)))
 }
 
@@ -167,14 +167,14 @@ func (s *sorter) step(role string, src func() string, ts []*tensor.Tensor, group
 	a := s.algs[role]
 	if a == nil {
 		before := len(s.op.steps)
-		if err := s.op.dispatch(src(), ts, groups, push...); err != nil {
+		if err := s.op.Dispatch(src(), ts, groups, push...); err != nil {
 			return err
 		}
 		s.algs[role] = s.op.steps[before].alg
 		return nil
 	}
 	if _, err := algorithm.Push(push...); err != nil {
-		return s.op.errorf("%v", err)
+		return s.op.Errorf("%v", err)
 	}
 	s.op.steps = append(s.op.steps, step{alg: a, push: push})
 	return nil
@@ -194,18 +194,18 @@ func (s *sorter) sort(x *tensor.Tensor, descending bool, inner uint32) (*tensor.
 	var keys, idx [2]*tensor.Tensor
 	for i := range 2 {
 		var err error
-		if keys[i], err = op.temp(kdt, []int{total}); err != nil {
+		if keys[i], err = op.Temp(kdt, []int{total}); err != nil {
 			return nil, err
 		}
-		if idx[i], err = op.temp(tensor.Uint32, []int{total}); err != nil {
+		if idx[i], err = op.Temp(tensor.Uint32, []int{total}); err != nil {
 			return nil, err
 		}
 	}
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.dispatch(sortKeysSource(s.dt, descending), []*tensor.Tensor{x, keys[0], idx[0]}, groups,
+	if err := op.Dispatch(sortKeysSource(s.dt, descending), []*tensor.Tensor{x, keys[0], idx[0]}, groups,
 		s.total, s.n, inner); err != nil {
 		return nil, err
 	}
@@ -216,11 +216,11 @@ func (s *sorter) sort(x *tensor.Tensor, descending bool, inner uint32) (*tensor.
 	keyPasses := (sortKeyBits(s.dt) + sortBits - 1) / sortBits
 	rowPasses := (bits.Len32(rows-1) + sortBits - 1) / sortBits
 	nblocks := (s.total + sortTile - 1) / sortTile
-	bgroups, err := op.grid(uint64(nblocks)*sortLocal, sortLocal)
+	bgroups, err := op.Grid(uint64(nblocks)*sortLocal, sortLocal)
 	if err != nil {
 		return nil, err
 	}
-	hist, err := op.temp(tensor.Uint32, []int{int(nblocks) * sortRadix})
+	hist, err := op.Temp(tensor.Uint32, []int{int(nblocks) * sortRadix})
 	if err != nil {
 		return nil, err
 	}
@@ -275,15 +275,15 @@ func (s *sorter) scanPlan(data *tensor.Tensor) (func() error, error) {
 	var levels []level
 	for d, m := data, uint32(data.Len()); ; {
 		chunks := (m + sortTile - 1) / sortTile
-		sums, err := s.op.temp(tensor.Uint32, []int{int(chunks)})
+		sums, err := s.op.Temp(tensor.Uint32, []int{int(chunks)})
 		if err != nil {
 			return nil, err
 		}
-		g, err := s.op.grid(uint64(chunks)*sortLocal, sortLocal)
+		g, err := s.op.Grid(uint64(chunks)*sortLocal, sortLocal)
 		if err != nil {
 			return nil, err
 		}
-		a, err := s.op.grid(uint64(m), localSize)
+		a, err := s.op.Grid(uint64(m), LocalSize)
 		if err != nil {
 			return nil, err
 		}

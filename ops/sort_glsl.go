@@ -88,16 +88,16 @@ func sortKeyGLSL(dt tensor.Dtype, descending bool) string {
 	} else {
 		body += "\treturn k;\n"
 	}
-	return fmt.Sprintf("%s key(%s v) {\n%s}\n", kt, glslType(dt), body)
+	return fmt.Sprintf("%s key(%s v) {\n%s}\n", kt, GLSLType(dt), body)
 }
 
 // sortHeader is the header of a kernel computing keys of dt: float16's
 // bits are a uint16_t.
 func sortHeader(dt tensor.Dtype) string {
 	if dt == tensor.Float16 {
-		return header(dt, tensor.Uint16, tensor.Uint64)
+		return Header(dt, tensor.Uint16, tensor.Uint64)
 	}
-	return header(dt, tensor.Uint64)
+	return Header(dt, tensor.Uint64)
 }
 
 // sortLayoutGLSL defines uint src(uint e): where element e of the sorted
@@ -116,13 +116,13 @@ const sortLayoutGLSL = `uint src(uint e) {
 func sortKeysSource(dt tensor.Dtype, descending bool) string {
 	var b strings.Builder
 	b.WriteString(sortHeader(dt))
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	fmt.Fprintf(&b, `layout(binding = 0) readonly buffer B0 { %s x[]; };
 layout(binding = 1) writeonly buffer B1 { %s keys[]; };
 layout(binding = 2) writeonly buffer B2 { uint idx[]; };
 layout(push_constant) uniform P { uint total; uint n; uint inner; };
-`, glslType(dt), sortKeyType(dt))
-	b.WriteString(indexGLSL)
+`, GLSLType(dt), sortKeyType(dt))
+	b.WriteString(IndexGLSL)
 	b.WriteString(sortLayoutGLSL)
 	b.WriteString(sortKeyGLSL(dt, descending))
 	b.WriteString(`void main() {
@@ -149,7 +149,7 @@ func sortDigitGLSL(rowPass bool) string {
 // with outs, the output keys (not in a row pass) and indices.
 func sortPassHead(kt string, rowPass bool, histAccess string, outs bool) string {
 	var b strings.Builder
-	b.WriteString(header(tensor.Uint64))
+	b.WriteString(Header(tensor.Uint64))
 	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", sortLocal)
 	bind := 0
 	buf := func(access, typ, name string) {
@@ -314,12 +314,12 @@ void main() {
 func sortScanAddSource() string {
 	var b strings.Builder
 	b.WriteString("#version 450\n")
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	fmt.Fprintf(&b, `layout(binding = 0) buffer B0 { uint data[]; };
 layout(binding = 1) readonly buffer B1 { uint sums[]; };
 layout(push_constant) uniform P { uint m; };
 `)
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	fmt.Fprintf(&b, `void main() {
 	uint i = gid();
 	if (i >= m) return;
@@ -334,24 +334,24 @@ layout(push_constant) uniform P { uint m; };
 // indices[src(p)] = idx[p] %% n (its position in its row).
 func sortGatherSource(dt tensor.Dtype, values, indices bool) string {
 	var b strings.Builder
-	b.WriteString(header(dt, tensor.Int64))
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	b.WriteString(Header(dt, tensor.Int64))
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	bind := 0
 	if values { // x only where read: a binding the shader does not use is not in its module
-		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0 { %s x[]; };\n", glslType(dt))
+		fmt.Fprintf(&b, "layout(binding = 0) readonly buffer B0 { %s x[]; };\n", GLSLType(dt))
 		bind++
 	}
 	fmt.Fprintf(&b, "layout(binding = %d) readonly buffer B%d { uint idx[]; };\n", bind, bind)
 	bind++
 	if values {
-		fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer B%d { %s vals[]; };\n", bind, bind, glslType(dt))
+		fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer B%d { %s vals[]; };\n", bind, bind, GLSLType(dt))
 		bind++
 	}
 	if indices {
 		fmt.Fprintf(&b, "layout(binding = %d) writeonly buffer B%d { int64_t inds[]; };\n", bind, bind)
 	}
 	b.WriteString("layout(push_constant) uniform P { uint total; uint n; uint inner; };\n")
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	b.WriteString(sortLayoutGLSL)
 	b.WriteString(`void main() {
 	uint p = gid();

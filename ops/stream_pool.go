@@ -23,7 +23,7 @@ func (s *Stream) outputs(p *prepared, out []*tensor.Tensor) (outs, made []*tenso
 	}
 	outs = make([]*tensor.Tensor, len(p.outs))
 	for j, spec := range p.outs {
-		if t := outAt(out, j); t != nil {
+		if t := OutAt(out, j); t != nil {
 			outs[j] = t
 			continue
 		}

@@ -26,75 +26,75 @@ import (
 // 16-bit storage.
 
 func init() {
-	builtin("strided_copy", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("strided_copy", in, 1); err != nil {
+	Builtin("strided_copy", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("strided_copy", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("strided_copy", out, 1); err != nil {
+		if err := TooMany("strided_copy", out, 1); err != nil {
 			return nil, err
 		}
-		return StridedCopy(o, in[0], outAt(out, 0), at)
+		return StridedCopy(o, in[0], OutAt(out, 0), at)
 	})
 }
 
 // StridedCopy builds strided_copy (see above) from at's Shape, SrcOffset,
 // SrcStrides, DstOffset and DstStrides.
 func StridedCopy(o Owner, src, dst *tensor.Tensor, at Attrs) (*Op, error) {
-	op, err := newOp(o, "strided_copy", src)
+	op, err := NewOp(o, "strided_copy", src)
 	if err != nil {
 		return nil, err
 	}
 	shape := at.Shape
-	if len(shape) > maxRank {
-		return op.fail(op.errorf("shape %v has %d dimensions, more than %d", shape, len(shape), maxRank))
+	if len(shape) > MaxRank {
+		return op.Fail(op.Errorf("shape %v has %d dimensions, more than %d", shape, len(shape), MaxRank))
 	}
 	n := 1
 	for _, d := range shape {
 		if d < 0 || d > 1<<31-1 {
-			return op.fail(op.errorf("shape %v has a bad dimension", shape))
+			return op.Fail(op.Errorf("shape %v has a bad dimension", shape))
 		}
 		n *= d
 		if n > 1<<31-1 {
-			return op.fail(op.errorf("shape %v has more than 2^31-1 elements", shape))
+			return op.Fail(op.Errorf("shape %v has more than 2^31-1 elements", shape))
 		}
 	}
 	sst, err := viewStrides(op, "source", shape, at.SrcStrides)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	dstr, err := viewStrides(op, "destination", shape, at.DstStrides)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	if dst == nil && (at.DstOffset != 0 || at.DstStrides != nil) {
-		return op.fail(op.errorf("a destination offset or strides need a given output"))
+		return op.Fail(op.Errorf("a destination offset or strides need a given output"))
 	}
-	y, err := op.outputNoAlias(dst, src.Dtype(), shapeOr(dst, shape))
+	y, err := op.OutputNoAlias(dst, src.Dtype(), shapeOr(dst, shape))
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	if err := op.requireDtypes(src.Dtype()); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(src.Dtype()); err != nil {
+		return op.Fail(err)
 	}
 	if n == 0 {
 		return op, nil
 	}
-	return op.done(op.copyView(src, y, shape, at.SrcOffset, sst, at.DstOffset, dstr))
+	return op.Done(op.copyView(src, y, shape, at.SrcOffset, sst, at.DstOffset, dstr))
 }
 
 // copyView adds one strided_copy dispatch: element (i0, i1, ...) of shape
 // goes from src[soff + sum ik*sst[k]] to dst[doff + sum ik*dst[k]]. Both
 // views must lie inside their tensors; an empty shape adds nothing.
 func (op *Op) copyView(src, dst *tensor.Tensor, shape []int, soff int, sst []int, doff int, dstr []int) error {
-	if len(shape) > maxRank {
-		return op.errorf("a copy of %d dimensions, more than %d", len(shape), maxRank)
+	if len(shape) > MaxRank {
+		return op.Errorf("a copy of %d dimensions, more than %d", len(shape), MaxRank)
 	}
-	n := numel(shape)
+	n := Numel(shape)
 	if n == 0 {
 		return nil
 	}
 	if n > 1<<31-1 {
-		return op.errorf("a copy of shape %v: more than 2^31-1 elements", shape)
+		return op.Errorf("a copy of shape %v: more than 2^31-1 elements", shape)
 	}
 	if err := inBounds(op, "source", shape, soff, sst, src.Len()); err != nil {
 		return err
@@ -104,7 +104,7 @@ func (op *Op) copyView(src, dst *tensor.Tensor, shape []int, soff int, sst []int
 	}
 	push := []any{uint32(n), uint32(len(shape)), int32(soff), int32(doff)}
 	for _, arr := range [][]int{shape, sst, dstr} {
-		for k := 0; k < maxRank; k++ {
+		for k := 0; k < MaxRank; k++ {
 			v := 0
 			if k < len(arr) {
 				v = arr[k]
@@ -112,11 +112,11 @@ func (op *Op) copyView(src, dst *tensor.Tensor, shape []int, soff int, sst []int
 			push = append(push, int32(v))
 		}
 	}
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return err
 	}
-	return op.dispatch(stridedSource(src.Dtype()), []*tensor.Tensor{src, dst}, groups, push...)
+	return op.Dispatch(stridedSource(src.Dtype()), []*tensor.Tensor{src, dst}, groups, push...)
 }
 
 // shapeOr is t's shape, or shape when t is nil (the output to allocate).
@@ -139,11 +139,11 @@ func viewStrides(op *Op, what string, shape, st []int) ([]int, error) {
 		return st, nil
 	}
 	if len(st) != len(shape) {
-		return nil, op.errorf("%s strides %v for shape %v: want %d strides", what, st, shape, len(shape))
+		return nil, op.Errorf("%s strides %v for shape %v: want %d strides", what, st, shape, len(shape))
 	}
 	for _, v := range st {
 		if v < -(1<<31-1) || v > 1<<31-1 {
-			return nil, op.errorf("%s strides %v out of range", what, st)
+			return nil, op.Errorf("%s strides %v out of range", what, st)
 		}
 	}
 	return st, nil
@@ -161,7 +161,7 @@ func inBounds(op *Op, what string, shape []int, off int, st []int, n int) error 
 		}
 	}
 	if lo < 0 || hi >= n {
-		return op.errorf("the %s view (offset %d, strides %v, shape %v) reaches elements %d..%d of a tensor of %d", what, off, st, shape, lo, hi, n)
+		return op.Errorf("the %s view (offset %d, strides %v, shape %v) reaches elements %d..%d of a tensor of %d", what, off, st, shape, lo, hi, n)
 	}
 	return nil
 }
@@ -170,8 +170,8 @@ func inBounds(op *Op, what string, shape []int, off int, st []int, n int) error 
 // type, indexes from the push constants.
 func stridedSource(dt tensor.Dtype) string {
 	var b strings.Builder
-	b.WriteString(header(dt))
-	ty := glslType(dt)
+	b.WriteString(Header(dt))
+	ty := GLSLType(dt)
 	fmt.Fprintf(&b, `layout(local_size_x = %d) in;
 layout(binding = 0) readonly buffer Src { %s src[]; };
 layout(binding = 1) writeonly buffer Dst { %s dst[]; };
@@ -202,6 +202,6 @@ void main() {
 	}
 	dst[d] = src[s];
 }
-`, localSize, ty, ty, maxRank, maxRank, maxRank, indexGLSL)
+`, LocalSize, ty, ty, MaxRank, MaxRank, MaxRank, IndexGLSL)
 	return b.String()
 }

@@ -9,14 +9,14 @@ import (
 )
 
 func init() {
-	builtin("transpose", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("transpose", in, 1); err != nil {
+	Builtin("transpose", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("transpose", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("transpose", out, 1); err != nil {
+		if err := TooMany("transpose", out, 1); err != nil {
 			return nil, err
 		}
-		return Transpose(o, in[0], at.Perm, outAt(out, 0))
+		return Transpose(o, in[0], at.Perm, OutAt(out, 0))
 	})
 }
 
@@ -32,11 +32,11 @@ func init() {
 // 4-vectors for 4-byte elements when both sides are multiples of 4);
 // other permutations gather, one invocation per output element.
 func Transpose(o Owner, x *tensor.Tensor, perm []int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "transpose", x)
+	op, err := NewOp(o, "transpose", x)
 	if err != nil {
 		return nil, err
 	}
-	return op.done(op.transpose(x, perm, out))
+	return op.Done(op.transpose(x, perm, out))
 }
 
 // transposeTile is the side of the tiles of the 2-D kernel, and
@@ -56,40 +56,40 @@ func (op *Op) transpose(x *tensor.Tensor, perm []int, out *tensor.Tensor) error 
 		}
 	}
 	if len(perm) != r {
-		return op.errorf("perm %v has %d entries for %d dimensions", perm, len(perm), r)
+		return op.Errorf("perm %v has %d entries for %d dimensions", perm, len(perm), r)
 	}
 	p := make([]int, r)
 	for i, a := range perm {
 		if a < -r || a >= r {
-			return op.errorf("perm %v: axis %d is out of range for %d dimensions", perm, a, r)
+			return op.Errorf("perm %v: axis %d is out of range for %d dimensions", perm, a, r)
 		}
 		if a < 0 {
 			a += r
 		}
 		if slices.Contains(p[:i], a) {
-			return op.errorf("perm %v repeats axis %d", perm, a)
+			return op.Errorf("perm %v repeats axis %d", perm, a)
 		}
 		p[i] = a
 	}
 	dt := x.Dtype()
-	xs := contiguous(shape)
+	xs := Contiguous(shape)
 	oshape := make([]int, r)
 	src := make([]int, r) // stride in x of each dimension of out
 	for i, a := range p {
 		oshape[i], src[i] = shape[a], xs[a]
 	}
-	y, err := op.output(out, dt, oshape)
+	y, err := op.Output(out, dt, oshape)
 	if err != nil {
 		return err
 	}
-	if err := op.noAlias(); err != nil {
+	if err := op.NoAlias(); err != nil {
 		return err
 	}
-	n := numel(oshape)
+	n := Numel(oshape)
 	if n == 0 {
 		return nil
 	}
-	dims, st := merge(oshape, contiguous(oshape), src)
+	dims, st := Merge(oshape, Contiguous(oshape), src)
 	in := st[1]
 	ts := []*tensor.Tensor{x, y}
 	// A batched 2-D transpose: out [B,] P, Q from x [B,] Q, P.
@@ -99,10 +99,10 @@ func (op *Op) transpose(x *tensor.Tensor, perm []int, out *tensor.Tensor) error 
 			return op.transpose2D(dt, P, Q, n/(P*Q), ts)
 		}
 	}
-	if len(dims) > maxRank {
-		return op.errorf("%d dimensions after merging, at most %d", len(dims), maxRank)
+	if len(dims) > MaxRank {
+		return op.Errorf("%d dimensions after merging, at most %d", len(dims), MaxRank)
 	}
-	groups, err := op.grid(uint64(n), localSize)
+	groups, err := op.Grid(uint64(n), LocalSize)
 	if err != nil {
 		return err
 	}
@@ -112,13 +112,13 @@ func (op *Op) transpose(x *tensor.Tensor, perm []int, out *tensor.Tensor) error 
 			push = append(push, uint32(v))
 		}
 	}
-	return op.dispatch(gatherGLSL(dt, len(dims)), ts, groups, push...)
+	return op.Dispatch(GatherGLSL(dt, len(dims)), ts, groups, push...)
 }
 
-// bitTypes returns the GLSL types that move elements of dt bit for bit:
+// BitTypes returns the GLSL types that move elements of dt bit for bit:
 // in buffers and in shared memory (where 8- and 16-bit types widen to
 // uint), and the header that declares them.
-func bitTypes(dt tensor.Dtype) (buf, shared, head string) {
+func BitTypes(dt tensor.Dtype) (buf, shared, head string) {
 	head = "#version 450\n"
 	switch dt.Size() {
 	case 1:
@@ -133,13 +133,13 @@ func bitTypes(dt tensor.Dtype) (buf, shared, head string) {
 	return "uint", "uint", head
 }
 
-// gatherGLSL is the general permute: invocation i writes out[i], reading
+// GatherGLSL is the general permute: invocation i writes out[i], reading
 // x at the offset its index over dims gives with the strides in.
-func gatherGLSL(dt tensor.Dtype, rank int) string {
-	buf, _, head := bitTypes(dt)
+func GatherGLSL(dt tensor.Dtype, rank int) string {
+	buf, _, head := BitTypes(dt)
 	var b strings.Builder
 	b.WriteString(head)
-	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", localSize)
+	fmt.Fprintf(&b, "layout(local_size_x = %d) in;\n", LocalSize)
 	fmt.Fprintf(&b, "layout(std430, binding = 0) readonly buffer X { %s x[]; };\n", buf)
 	fmt.Fprintf(&b, "layout(std430, binding = 1) writeonly buffer Y { %s y[]; };\n", buf)
 	b.WriteString("layout(push_constant) uniform P {\n\tuint n;\n")
@@ -147,7 +147,7 @@ func gatherGLSL(dt tensor.Dtype, rank int) string {
 		fmt.Fprintf(&b, "\tuint dims[%d];\n\tuint in_[%d];\n", rank, rank)
 	}
 	b.WriteString("} p;\n")
-	b.WriteString(indexGLSL)
+	b.WriteString(IndexGLSL)
 	b.WriteString("void main() {\n\tuint i = gid();\n\tif (i >= p.n) {\n\t\treturn;\n\t}\n\tuint r = i, src = 0u, d;\n")
 	for d := rank - 1; d >= 0; d-- {
 		fmt.Fprintf(&b, "\td = r %% p.dims[%d]; r /= p.dims[%d]; src += d * p.in_[%d];\n", d, d, d)
@@ -162,8 +162,8 @@ func gatherGLSL(dt tensor.Dtype, rank int) string {
 // out, for the test that shows the tests catch it.
 func (op *Op) transpose2D(dt tensor.Dtype, P, Q, batch int, ts []*tensor.Tensor) error {
 	lim := op.dev.Info.Limits.MaxComputeWorkGroupCount
-	if matmulGridLimit != 0 {
-		lim = [3]uint32{matmulGridLimit, matmulGridLimit, matmulGridLimit}
+	if MatmulGridLimit != 0 {
+		lim = [3]uint32{MatmulGridLimit, MatmulGridLimit, MatmulGridLimit}
 	}
 	gx, gy := mmCeil(P, transposeTile), mmCeil(Q, transposeTile)
 	src := transpose2DGLSL(dt, transposeNoBarrier)
@@ -174,7 +174,7 @@ func (op *Op) transpose2D(dt tensor.Dtype, P, Q, batch int, ts []*tensor.Tensor)
 		for y0 := 0; y0 < gy; y0 += int(lim[1]) {
 			for x0 := 0; x0 < gx; x0 += int(lim[0]) {
 				groups := [3]uint32{uint32(min(gx-x0, int(lim[0]))), uint32(min(gy-y0, int(lim[1]))), uint32(min(batch-z0, int(lim[2])))}
-				if err := op.dispatch(src, ts, groups, uint32(P), uint32(Q), uint32(x0), uint32(y0), uint32(z0)); err != nil {
+				if err := op.Dispatch(src, ts, groups, uint32(P), uint32(Q), uint32(x0), uint32(y0), uint32(z0)); err != nil {
 					return err
 				}
 			}
@@ -190,7 +190,7 @@ var transposeNoBarrier bool
 // The grid's x walks x's columns (P) in tiles, y its rows (Q), z the
 // batch.
 func transpose2DGLSL(dt tensor.Dtype, noBarrier bool) string {
-	buf, sh, head := bitTypes(dt)
+	buf, sh, head := BitTypes(dt)
 	barrier := "barrier();"
 	if noBarrier {
 		barrier = ""

@@ -328,7 +328,7 @@ func instantiateTrig(double bool) string {
 }
 
 var (
-	trigTable = guard("TRIG_TABLE", twoOverPiGLSL()+trigWordSrc)
-	trigF32   = trigTable + guard("TRIG_F32", instantiateTrig(false))
-	trigF64   = trigTable + guard("TRIG_F64", instantiateTrig(true))
+	trigTable = Guard("TRIG_TABLE", twoOverPiGLSL()+trigWordSrc)
+	trigF32   = trigTable + Guard("TRIG_F32", instantiateTrig(false))
+	trigF64   = trigTable + Guard("TRIG_F64", instantiateTrig(true))
 )

@@ -10,14 +10,14 @@ import (
 func init() {
 	for _, name := range []string{"tril", "triu"} {
 		upper := name == "triu"
-		builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-			if err := inputs(name, in, 1); err != nil {
+		Builtin(name, func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+			if err := Inputs(name, in, 1); err != nil {
 				return nil, err
 			}
-			if err := tooMany(name, out, 1); err != nil {
+			if err := TooMany(name, out, 1); err != nil {
 				return nil, err
 			}
-			return triangle(o, name, upper, in[0], at.K, outAt(out, 0))
+			return triangle(o, name, upper, in[0], at.K, OutAt(out, 0))
 		})
 	}
 }
@@ -36,24 +36,24 @@ func Triu(o Owner, x *tensor.Tensor, k int, out *tensor.Tensor) (*Op, error) {
 }
 
 func triangle(o Owner, name string, upper bool, x *tensor.Tensor, k int, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, name, x)
+	op, err := NewOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
 	shape := x.Shape()
-	if glslType(dt) == "invalid" {
-		return op.fail(op.unsupported(dt, "every real dtype"))
+	if GLSLType(dt) == "invalid" {
+		return op.Fail(op.Unsupported(dt, "every real dtype"))
 	}
 	if len(shape) < 2 {
-		return op.fail(op.errorf("x has shape %v: want at least 2 dimensions (matrices)", shape))
+		return op.Fail(op.Errorf("x has shape %v: want at least 2 dimensions (matrices)", shape))
 	}
-	if err := op.requireDtypes(dt); err != nil {
-		return op.fail(err)
+	if err := op.RequireDtypes(dt); err != nil {
+		return op.Fail(err)
 	}
-	y, err := op.outputNoAlias(out, dt, shape)
+	y, err := op.OutputNoAlias(out, dt, shape)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	total := x.Len()
 	if total == 0 {
@@ -62,19 +62,19 @@ func triangle(o Owner, name string, upper bool, x *tensor.Tensor, k int, out *te
 	// k beyond the matrix keeps or zeroes everything: clamp it into int32.
 	m, n := shape[len(shape)-2], shape[len(shape)-1]
 	kk := min(max(k, -m-1), n+1)
-	groups, err := op.grid(uint64(total), localSize)
+	groups, err := op.Grid(uint64(total), LocalSize)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
-	return op.done(op.dispatch(triangleSource(dt, upper), []*tensor.Tensor{x, y}, groups,
+	return op.Done(op.Dispatch(triangleSource(dt, upper), []*tensor.Tensor{x, y}, groups,
 		uint32(total), uint32(m), uint32(n), int32(kk)))
 }
 
 // triangleSource keeps x[e] where (j - i) compares with k, else writes 0.
 func triangleSource(dt tensor.Dtype, upper bool) string {
 	var b strings.Builder
-	b.WriteString(header(dt))
-	t := glslType(dt)
+	b.WriteString(Header(dt))
+	t := GLSLType(dt)
 	cmp := "<="
 	if upper {
 		cmp = ">="
@@ -91,6 +91,6 @@ void main() {
 	int i = int((e / n) %% m);
 	y[e] = (j - i %[4]s k) ? x[e] : %[2]s(0);
 }
-`, localSize, t, indexGLSL, cmp)
+`, LocalSize, t, IndexGLSL, cmp)
 	return b.String()
 }

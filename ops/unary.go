@@ -19,28 +19,28 @@ func init() {
 	} {
 		builtinUnary(name, f)
 	}
-	builtin("clip", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
-		if err := inputs("clip", in, 1); err != nil {
+	Builtin("clip", func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
+		if err := Inputs("clip", in, 1); err != nil {
 			return nil, err
 		}
-		if err := tooMany("clip", out, 1); err != nil {
+		if err := TooMany("clip", out, 1); err != nil {
 			return nil, err
 		}
-		return Clip(o, in[0], at.Min, at.Max, outAt(out, 0))
+		return Clip(o, in[0], at.Min, at.Max, OutAt(out, 0))
 	})
 }
 
 // unary builds the unary element-wise op name (ewDefs) over x.
 func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
 	def := ewDefs[name]
-	op, err := newOp(o, name, x)
+	op, err := NewOp(o, name, x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
 	e, helpers, err := ewExpr(op, name, def, dt)
 	if err != nil {
-		return op.fail(err)
+		return op.Fail(err)
 	}
 	outDt := ewOutDtype(name, def, dt)
 	ins := []*tensor.Tensor{x}
@@ -57,7 +57,7 @@ func unary(o Owner, name string, x, out *tensor.Tensor) (*Op, error) {
 func transcendental(fn string) exprFunc {
 	return func(op *Op, dt tensor.Dtype) (string, string, error) {
 		if dt == tensor.Float64 {
-			return fn + "D(a0)", mathF64, nil
+			return fn + "D(a0)", MathF64, nil
 		}
 		return fn + "F(a0)", mathF32, nil
 	}
@@ -74,11 +74,11 @@ func Abs(o Owner, x, out *tensor.Tensor) (*Op, error) {
 func absExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	switch {
 	case dt.IsComplex():
-		return cfn("cabs", dt, "a0"), complexGLSL(dt), nil
-	case isFloat(dt):
+		return Cfn("cabs", dt, "a0"), ComplexGLSL(dt), nil
+	case IsFloat(dt):
 		return "abs(a0)", "", nil
 	case isSigned(dt):
-		return fmt.Sprintf("a0 < %[1]s(0) ? -a0 : a0", computeType(dt)), "", nil
+		return fmt.Sprintf("a0 < %[1]s(0) ? -a0 : a0", ComputeType(dt)), "", nil
 	}
 	return "a0", "", nil
 }
@@ -133,7 +133,7 @@ func reluExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 	if isUnsigned(dt) {
 		return "a0", "", nil
 	}
-	return fmt.Sprintf("a0 < %[1]s(0) ? %[1]s(0) : a0", computeType(dt)), "", nil
+	return fmt.Sprintf("a0 < %[1]s(0) ? %[1]s(0) : a0", ComputeType(dt)), "", nil
 }
 
 // Clip limits x to [lo, hi] element-wise: minimum(maximum(x, lo), hi), as
@@ -144,15 +144,15 @@ func reluExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 // or float32; one past the finite range becomes ±Inf); a NaN bound is
 // ErrInvalid.
 func Clip(o Owner, x *tensor.Tensor, lo, hi *float64, out *tensor.Tensor) (*Op, error) {
-	op, err := newOp(o, "clip", x)
+	op, err := NewOp(o, "clip", x)
 	if err != nil {
 		return nil, err
 	}
 	dt := x.Dtype()
 	if !numeric.has(dt) {
-		return op.fail(op.unsupported(dt, numeric.String()))
+		return op.Fail(op.Unsupported(dt, numeric.String()))
 	}
-	ct := computeType(dt)
+	ct := ComputeType(dt)
 	// The bounds are push constants of x's compute type, before n.
 	var decl string
 	var push []any
@@ -167,7 +167,7 @@ func Clip(o Owner, x *tensor.Tensor, lo, hi *float64, out *tensor.Tensor) (*Op, 
 		}
 		v, err := clipBound(op, dt, bd.name, *bd.v)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		push = append(push, v)
 		decl += fmt.Sprintf(" %s %s;", ct, bd.name)
@@ -181,7 +181,7 @@ func Clip(o Owner, x *tensor.Tensor, lo, hi *float64, out *tensor.Tensor) (*Op, 
 // clipStep applies f (min or max) with bound to v; for floats a NaN v
 // stays NaN.
 func clipStep(dt tensor.Dtype, f, v, bound string) string {
-	if isFloat(dt) {
+	if IsFloat(dt) {
 		return fmt.Sprintf("(isnan(%[2]s) ? %[2]s : %[1]s(%[2]s, %[3]s))", f, v, bound)
 	}
 	return fmt.Sprintf("%s(%s, %s)", f, v, bound)
@@ -191,9 +191,9 @@ func clipStep(dt tensor.Dtype, f, v, bound string) string {
 // constant value.
 func clipBound(op *Op, dt tensor.Dtype, name string, v float64) (any, error) {
 	if math.IsNaN(v) {
-		return nil, op.errorf("%s bound is NaN", name)
+		return nil, op.Errorf("%s bound is NaN", name)
 	}
-	if isFloat(dt) {
+	if IsFloat(dt) {
 		if dt == tensor.Float64 {
 			return v, nil
 		}
@@ -204,7 +204,7 @@ func clipBound(op *Op, dt tensor.Dtype, name string, v float64) (any, error) {
 	}
 	lo, hi := intRange(dt)
 	if v != math.Trunc(v) || v < lo || v > hi {
-		return nil, op.errorf("%s bound %v is not representable in %v", name, v, dt)
+		return nil, op.Errorf("%s bound %v is not representable in %v", name, v, dt)
 	}
 	switch dt {
 	case tensor.Int64:

@@ -28,10 +28,10 @@ func init() {
 		"unique_values":  {uniqValues},
 	} {
 		dynamic(name, func(s *Stream, in, out []*tensor.Tensor, _ Attrs) ([]*tensor.Tensor, error) {
-			if err := inputs(name, in, 1); err != nil {
+			if err := Inputs(name, in, 1); err != nil {
 				return nil, err
 			}
-			if err := tooMany(name, out, len(want)); err != nil {
+			if err := TooMany(name, out, len(want)); err != nil {
 				return nil, err
 			}
 			return s.unique(name, in[0], want, out)
@@ -79,7 +79,7 @@ func (s *Stream) unique(name string, x *tensor.Tensor, want []int, out []*tensor
 		}
 		if err != nil {
 			for i, t := range res {
-				if outAt(out, i) == nil && t != nil {
+				if OutAt(out, i) == nil && t != nil {
 					_ = t.Close()
 				}
 			}
@@ -124,7 +124,7 @@ func (s *Stream) unique(name string, x *tensor.Tensor, want []int, out []*tensor
 	zero := 0
 	for i, w := range want {
 		var r []*tensor.Tensor
-		given := []*tensor.Tensor{outAt(out, i)}
+		given := []*tensor.Tensor{OutAt(out, i)}
 		switch w {
 		case uniqValues, uniqIndices:
 			src := vals
@@ -132,7 +132,7 @@ func (s *Stream) unique(name string, x *tensor.Tensor, want []int, out []*tensor
 				src = perm
 			}
 			r, err = step("take", func(o Owner, in, out []*tensor.Tensor, _ Attrs) (*Op, error) {
-				return Take(o, in[0], in[1], &zero, outAt(out, 0))
+				return Take(o, in[0], in[1], &zero, OutAt(out, 0))
 			}, []*tensor.Tensor{src, starts}, given, Attrs{})
 		case uniqCounts:
 			r, err = step("counts", uniqueCountsBuilder(name), []*tensor.Tensor{starts}, given, Attrs{Shape: []int{n}})
@@ -162,32 +162,32 @@ func (s *Stream) unique(name string, x *tensor.Tensor, want []int, out []*tensor
 func uniqueFlagsBuilder(name string) Builder {
 	return func(o Owner, in, _ []*tensor.Tensor, _ Attrs) (*Op, error) {
 		v := in[0]
-		op, err := newOp(o, name, v)
+		op, err := NewOp(o, name, v)
 		if err != nil {
 			return nil, err
 		}
-		if err := op.requireDtypes(v.Dtype(), tensor.Bool); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(v.Dtype(), tensor.Bool); err != nil {
+			return op.Fail(err)
 		}
 		n := v.Len()
-		f, err := op.output(nil, tensor.Bool, []int{n})
+		f, err := op.Output(nil, tensor.Bool, []int{n})
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		if n == 0 {
 			return op, nil
 		}
-		groups, err := op.grid(uint64(n), localSize)
+		groups, err := op.Grid(uint64(n), LocalSize)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		return op.done(op.dispatch(uniqueFlagsSource(v.Dtype()), []*tensor.Tensor{v, f}, groups, uint32(n)))
+		return op.Done(op.Dispatch(uniqueFlagsSource(v.Dtype()), []*tensor.Tensor{v, f}, groups, uint32(n)))
 	}
 }
 
 func uniqueFlagsSource(dt tensor.Dtype) string {
-	ct := computeType(dt)
-	return header(dt, tensor.Bool) + fmt.Sprintf(`layout(local_size_x = %d) in;
+	ct := ComputeType(dt)
+	return Header(dt, tensor.Bool) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(binding = 0) readonly buffer B0 { %s v[]; };
 layout(binding = 1) writeonly buffer B1 { %s f[]; };
 layout(push_constant) uniform P { uint n; };
@@ -198,7 +198,7 @@ void main() {
 	bool first = i == 0u || !(%s(v[i]) == %s(v[i - 1u]));
 	f[i] = %s(first);
 }
-`, localSize, glslType(dt), glslType(tensor.Bool), indexGLSL, ct, ct, glslType(tensor.Bool))
+`, LocalSize, GLSLType(dt), GLSLType(tensor.Bool), IndexGLSL, ct, ct, GLSLType(tensor.Bool))
 }
 
 // uniqueCountsBuilder: int64 [count], starts[k+1] - starts[k] (n for the
@@ -206,30 +206,30 @@ void main() {
 func uniqueCountsBuilder(name string) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		st := in[0]
-		op, err := newOp(o, name, st)
+		op, err := NewOp(o, name, st)
 		if err != nil {
 			return nil, err
 		}
-		if err := op.requireDtypes(tensor.Int64); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(tensor.Int64); err != nil {
+			return op.Fail(err)
 		}
 		k := st.Len()
-		c, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, []int{k})
+		c, err := op.OutputNoAlias(OutAt(out, 0), tensor.Int64, []int{k})
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		if k == 0 {
 			return op, nil
 		}
-		groups, err := op.grid(uint64(k), localSize)
+		groups, err := op.Grid(uint64(k), LocalSize)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		return op.done(op.dispatch(uniqueCountsSource, []*tensor.Tensor{st, c}, groups, uint32(k), uint32(at.Shape[0])))
+		return op.Done(op.Dispatch(uniqueCountsSource, []*tensor.Tensor{st, c}, groups, uint32(k), uint32(at.Shape[0])))
 	}
 }
 
-var uniqueCountsSource = header(tensor.Int64) + fmt.Sprintf(`layout(local_size_x = %d) in;
+var uniqueCountsSource = Header(tensor.Int64) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(binding = 0) readonly buffer B0 { int64_t st[]; };
 layout(binding = 1) writeonly buffer B1 { int64_t c[]; };
 layout(push_constant) uniform P { uint k; uint n; };
@@ -240,37 +240,37 @@ void main() {
 	int64_t end = i + 1u < k ? st[i + 1u] : int64_t(n);
 	c[i] = end - st[i];
 }
-`, localSize, indexGLSL)
+`, LocalSize, IndexGLSL)
 
 // uniqueInverseBuilder: int64 of Attrs.Shape (x's), inv[perm[i]] =
 // runs[i] - 1.
 func uniqueInverseBuilder(name string) Builder {
 	return func(o Owner, in, out []*tensor.Tensor, at Attrs) (*Op, error) {
 		runs, perm := in[0], in[1]
-		op, err := newOp(o, name, runs, perm)
+		op, err := NewOp(o, name, runs, perm)
 		if err != nil {
 			return nil, err
 		}
-		if err := op.requireDtypes(tensor.Int64); err != nil {
-			return op.fail(err)
+		if err := op.RequireDtypes(tensor.Int64); err != nil {
+			return op.Fail(err)
 		}
-		inv, err := op.outputNoAlias(outAt(out, 0), tensor.Int64, at.Shape)
+		inv, err := op.OutputNoAlias(OutAt(out, 0), tensor.Int64, at.Shape)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
 		n := runs.Len()
 		if n == 0 {
 			return op, nil
 		}
-		groups, err := op.grid(uint64(n), localSize)
+		groups, err := op.Grid(uint64(n), LocalSize)
 		if err != nil {
-			return op.fail(err)
+			return op.Fail(err)
 		}
-		return op.done(op.dispatch(uniqueInverseSource, []*tensor.Tensor{runs, perm, inv}, groups, uint32(n)))
+		return op.Done(op.Dispatch(uniqueInverseSource, []*tensor.Tensor{runs, perm, inv}, groups, uint32(n)))
 	}
 }
 
-var uniqueInverseSource = header(tensor.Int64) + fmt.Sprintf(`layout(local_size_x = %d) in;
+var uniqueInverseSource = Header(tensor.Int64) + fmt.Sprintf(`layout(local_size_x = %d) in;
 layout(binding = 0) readonly buffer B0 { int64_t runs[]; };
 layout(binding = 1) readonly buffer B1 { int64_t perm[]; };
 layout(binding = 2) writeonly buffer B2 { int64_t inv[]; };
@@ -281,4 +281,4 @@ void main() {
 	if (i >= n) return;
 	inv[uint(perm[i])] = runs[i] - 1;
 }
-`, localSize, indexGLSL)
+`, LocalSize, IndexGLSL)
