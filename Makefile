@@ -128,7 +128,7 @@ soak: deps
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestSoak$$' -v ./sequence/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestGraphProperty(MutationScore)?$$' -v ./graph/
 	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestCloseOrderProperty$$' -v .
-	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestStreamThreadsClose$$' -v ./ops/
+	$(GO) test -race -tags soak -count=1 -timeout=60m -run='^TestStreamThreadsClose$$' -v ./ops/internal/opcore/
 	VKFLOW_INTEROP_STRESS=200000 $(GO) test -race -count=1 -timeout=60m -run='^TestConcurrentImports$$' -v ./interop/
 	VKFLOW_FAILURE_ROUNDS=500 $(GO) test -race -count=1 -timeout=60m -run='^TestFailureRandomDAGs$$' ./timeline/
 	$(MAKE) --no-print-directory test-python PYTHON_TESTS=test_eager.TestEagerSoak VKFLOW_SOAK=1

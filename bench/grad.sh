@@ -19,8 +19,8 @@ COUNT=${COUNT:-5}
 out=bench/out
 mkdir -p "$out"
 make --no-print-directory python >/dev/null
-$GO test ./ops -run '^$' -bench '^BenchmarkMLPGrad$' -benchtime 20x -count "$COUNT" | tee "$out/grad_go.txt"
-$GO test ./ops -run '^$' -bench '^BenchmarkMatmulWeightGrad$' -benchtime 5x -count "$COUNT" | tee -a "$out/grad_go.txt"
+$GO test ./ops/internal/opcore -run '^$' -bench '^BenchmarkMLPGrad$' -benchtime 20x -count "$COUNT" | tee "$out/grad_go.txt"
+$GO test ./ops/internal/opcore -run '^$' -bench '^BenchmarkMatmulWeightGrad$' -benchtime 5x -count "$COUNT" | tee -a "$out/grad_go.txt"
 (cd python && PYTHONPATH=. $PY ../bench/grad_torch.py) | tee "$out/grad_py.txt"
 $PY - "$out/grad_go.txt" "$out/grad_py.txt" <<'PYEOF'
 import re, statistics, sys

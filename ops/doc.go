@@ -1,12 +1,24 @@
 // Package ops is vkflow's operator library: element-wise arithmetic with
 // NumPy broadcasting, casts, reductions along axes, matmul, softmax,
-// permutes, stable sorts (Sort, Argsort) and SearchSorted, discrete
-// Fourier transforms (fft.go) over tensors of every dtype the op makes
-// sense for, the spectral linear algebra of the array API's linalg
-// extension over stacks of matrices (SVD, SVDVals, Eigh, Eigvalsh, Pinv,
-// MatrixRank, MatrixNorm, VectorNorm; one-sided Jacobi, see
-// linalg_jacobi.go), and a registry where users add their own kernels by
-// name, as GLSL compiled at run time or as SPIR-V.
+// permutes, stable sorts (Sort, Argsort) and SearchSorted over tensors of
+// every dtype the op makes sense for, the gradient rules of every
+// differentiable op (GradientOf, Stream.VJP, Tape), and a registry where
+// users add their own kernels by name, as GLSL compiled at run time or as
+// SPIR-V.
+//
+// The domains have packages of their own, as CuPy's: ops/linalg (the
+// array API's linalg extension: solve, inv, det, cholesky, qr, eigh, svd,
+// pinv, norms, products) and ops/fft (the discrete Fourier transforms),
+// each op with its schema and its VJP beside it. Both register their ops
+// in this registry, so Call, Stream.Call, graphs, the C API and Python
+// reach them by name; importing ops links them. Their Go functions here
+// (ops.Solve, ops.FFT, ...) are deprecated forwards to those packages.
+//
+// This package is a facade over ops/internal/opcore, where the core is
+// built (the kernel building the op packages share, the registry, the
+// element-wise, reduction, manipulation and matmul ops, streams and the
+// gradient tape): its types are aliases, so the methods of Op, Stream,
+// Tape and GradBuilder are documented there.
 //
 // An op is prepared once over its tensors (Prepare, or the typed
 // functions such as Add and Matmul) and gives an *Op: its pipelines and

@@ -342,6 +342,12 @@ func (t *Tensor) Uint8s() ([]uint8, error)     { return view[uint8](t) }
 func (t *Tensor) Uint16s() ([]uint16, error)   { return view[uint16](t) }
 func (t *Tensor) Uint32s() ([]uint32, error)   { return view[uint32](t) }
 func (t *Tensor) Uint64s() ([]uint64, error)   { return view[uint64](t) }
+func (t *Tensor) Complex64s() ([]complex64, error) {
+	return view[complex64](t)
+}
+func (t *Tensor) Complex128s() ([]complex128, error) {
+	return view[complex128](t)
+}
 
 // Bools returns the elements as []bool. Values other than 0 and 1 written
 // by the GPU are not valid Go bools; write only 0 or 1.

@@ -153,6 +153,24 @@ func TestFromSliceAllDtypes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, in, got)
 	})
+	t.Run("complex64", func(t *testing.T) {
+		in := []complex64{0, 1i, -2 + 0.5i, 3, complex(math.MaxFloat32, -1), -1i}
+		tt, err := tensor.FromSlice(m, in, 2, 3)
+		check(t, tt, err, tensor.Complex64)
+		got, err := tt.Complex64s()
+		require.NoError(t, err)
+		assert.Equal(t, in, got)
+		_, err = tt.Complex128s()
+		require.Error(t, err, "the dtype must match")
+	})
+	t.Run("complex128", func(t *testing.T) {
+		in := []complex128{0, 1i, -2 + 0.5i, 3, complex(math.MaxFloat64, -1), -1i}
+		tt, err := tensor.FromSlice(m, in, 2, 3)
+		check(t, tt, err, tensor.Complex128)
+		got, err := tt.Complex128s()
+		require.NoError(t, err)
+		assert.Equal(t, in, got)
+	})
 	t.Run("bool", func(t *testing.T) {
 		in := []bool{true, false, true, true, false, false}
 		tt, err := tensor.FromSlice(m, in, 2, 3)

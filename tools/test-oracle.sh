@@ -16,13 +16,13 @@
 set -uo pipefail
 
 GO=${GO:-go}
-PKGS=(./sequence/ ./timeline/ ./dlpack/ ./graph/ ./ops/)
+PKGS=(./sequence/ ./timeline/ ./dlpack/ ./graph/ ./ops/internal/opcore/)
 # Packages whose tests must each show a hazard on their own. timeline's
 # tests order their submits with semaphores, which need no barrier.
-MUST_SEE=(./sequence/ ./dlpack/ ./graph/ ./ops/)
+MUST_SEE=(./sequence/ ./dlpack/ ./graph/ ./ops/internal/opcore/)
 # The tests each package runs (default: all). The eager stream tests are
 # checked on their own below.
-declare -A RUN=([./ops/]='^(TestReduceComposes|TestReduceStaged|TestSoftmax|TestSoftmaxComposes|TestMatmulRecord|TestElementwiseGraph|TestOpLifetime)$')
+declare -A RUN=([./ops/internal/opcore/]='^(TestReduceComposes|TestReduceStaged|TestSoftmax|TestSoftmaxComposes|TestMatmulRecord|TestElementwiseGraph|TestOpLifetime)$')
 
 out=$(mktemp -d /tmp/vkflow-oracle.XXXXXX)
 trap 'rm -rf "$out"' EXIT
@@ -70,13 +70,13 @@ fi
 # barriers the queue infers between submits: their ordering tests alone
 # must fail, with hazards reported at vkQueueSubmit.
 log="$out/stream.log"
-if $GO test -race -count=1 -tags vkflow_nobarriers -run '^TestStream(Ordering|InputsOverwritten|Queues)$' ./ops/ >"$log" 2>&1; then
+if $GO test -race -count=1 -tags vkflow_nobarriers -run '^TestStream(Ordering|InputsOverwritten|Queues)$' ./ops/internal/opcore/ >"$log" 2>&1; then
 	echo "test-oracle: FAIL: the eager stream ordering tests pass without barriers" >&2
 	ok=0
 else
 	n=$(grep -c 'vkQueueSubmit: Hazard' "$log")
 	fails=$(grep -c '^--- FAIL: TestStream' "$log")
-	echo "test-oracle: ./ops/ eager stream ordering without barriers: failed ($fails tests), $n hazards between submits"
+	echo "test-oracle: ./ops/internal/opcore/ eager stream ordering without barriers: failed ($fails tests), $n hazards between submits"
 	if [ "$n" -eq 0 ] || [ "$fails" -lt 3 ]; then
 		echo "test-oracle: FAIL: each eager stream ordering test must fail with hazards between submits" >&2
 		ok=0

@@ -169,7 +169,7 @@ class TestComplex(VkflowTest):
                 xp.max(t)
 
     def test_transcendental_wiring(self):
-        # The complex math library (ops/complexmath_glsl.go) through the
+        # The complex math library (ops/internal/opcore/complexmath_glsl.go) through the
         # element-wise ops, on moderate values, against NumPy: the wiring,
         # not the library's accuracy (its own tests hold that).
         for dt in CX:

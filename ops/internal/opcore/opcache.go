@@ -1,0 +1,254 @@
+package opcore
+
+import (
+	"container/list"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/vkflow/vkflow/internal/core"
+	"github.com/vkflow/vkflow/tensor"
+)
+
+// The prepared-op cache of a Stream. A prepared op keeps its pipelines,
+// layouts, descriptor pools and scratch tensors; a call with the same key
+// (op, attributes, dtypes, shapes, which tensors alias and which outputs
+// are given) binds it to the call's tensors, records it and unbinds it
+// again, so the cache never keeps a caller's tensor alive.
+
+// slotKind says where a binding's tensor comes from at a call.
+type slotKind uint8
+
+const (
+	fromIn  slotKind = iota // the call's input i
+	fromOut                 // the call's output i
+	own                     // the op's own (scratch) tensor
+)
+
+type slot struct {
+	kind slotKind
+	i    int
+	t    *tensor.Tensor // for own
+}
+
+// outSpec is an output's dtype and shape, to allocate it at a call.
+type outSpec struct {
+	dt    tensor.Dtype
+	shape []int
+}
+
+// prepared is a cached Op and how to bind it to a call's tensors.
+type prepared struct {
+	key   string
+	op    *Op
+	binds [][]slot  // per step, per binding
+	outs  []outSpec // per output of the op
+	elem  *list.Element
+}
+
+// newPrepared describes op, just built over in (and out, given) for key.
+// It reports false when the op cannot be reused: an output it returned is
+// one of the inputs although the caller gave none.
+func newPrepared(key string, op *Op, in, out []*tensor.Tensor) (*prepared, bool) {
+	p := &prepared{key: key, op: op}
+	for j, o := range op.outs {
+		if OutAt(out, j) == nil && indexOf(in, o) >= 0 {
+			return nil, false
+		}
+		p.outs = append(p.outs, outSpec{o.Dtype(), o.Shape()})
+	}
+	for _, st := range op.steps {
+		ts := st.alg.Tensors()
+		row := make([]slot, len(ts))
+		for k, t := range ts {
+			switch i, j := indexOf(in, t), indexOf(op.outs, t); {
+			case i >= 0:
+				row[k] = slot{kind: fromIn, i: i}
+			case j >= 0:
+				row[k] = slot{kind: fromOut, i: j}
+			default:
+				row[k] = slot{kind: own, t: t}
+			}
+		}
+		p.binds = append(p.binds, row)
+	}
+	return p, true
+}
+
+func indexOf(ts []*tensor.Tensor, t *tensor.Tensor) int {
+	for i, x := range ts {
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// outputs returns the call's outputs: those given, and new tensors for the
+// nil ones, which it also returns as made (the caller closes them on
+// failure).
+func (p *prepared) outputs(o Owner, out []*tensor.Tensor) (outs, made []*tensor.Tensor, err error) {
+	outs = make([]*tensor.Tensor, len(p.outs))
+	for j, spec := range p.outs {
+		if t := OutAt(out, j); t != nil {
+			outs[j] = t
+			continue
+		}
+		t, err := tensor.New(o, spec.dt, spec.shape)
+		if err != nil {
+			for _, m := range made {
+				_ = m.Close()
+			}
+			return nil, nil, err
+		}
+		outs[j], made = t, append(made, t)
+	}
+	return outs, made, nil
+}
+
+// bind binds every dispatch of the op to the call's tensors; on failure
+// nothing stays bound.
+func (p *prepared) bind(in, outs []*tensor.Tensor) error {
+	for s, st := range p.op.steps {
+		row := p.binds[s]
+		ts := make([]*tensor.Tensor, len(row))
+		for k, sl := range row {
+			switch sl.kind {
+			case fromIn:
+				ts[k] = in[sl.i]
+			case fromOut:
+				ts[k] = outs[sl.i]
+			default:
+				ts[k] = sl.t
+			}
+		}
+		if err := st.alg.Bind(ts...); err != nil {
+			p.unbind()
+			return err
+		}
+	}
+	return nil
+}
+
+// unbind drops the bindings (recorded dispatches hold their own).
+func (p *prepared) unbind() {
+	for _, st := range p.op.steps {
+		st.alg.Unbind()
+	}
+}
+
+// forget drops the op's pointers to the tensors of the call it was built
+// for: the cache must not keep them reachable.
+func (p *prepared) forget() {
+	p.op.ins, p.op.outs, p.op.made = nil, nil, nil
+}
+
+// opKey is the cache key of a call. The caller holds references on every
+// tensor (their allocations are read).
+func opKey(name string, gen uint64, in, out []*tensor.Tensor, at Attrs) (string, error) {
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('#')
+	b.WriteString(strconv.FormatUint(gen, 10))
+	if !at.zero() {
+		js, err := json.Marshal(at)
+		if err != nil {
+			return "", core.Invalid("ops.%s: attributes: %v", name, err)
+		}
+		b.Write(js)
+		b.WriteString(at.Dtype.String())
+		if at.Axes != nil && len(at.Axes) == 0 {
+			// JSON omits an empty Axes, which reduces no axis where nil
+			// reduces all.
+			b.WriteString("axes()")
+		}
+	}
+	// Tensors by position: dtype, shape, and the first earlier tensor of
+	// the call with the same buffer (ops choose kernels by aliasing).
+	all := make([]*tensor.Tensor, 0, len(in)+len(out))
+	put := func(t *tensor.Tensor) {
+		b.WriteByte('|')
+		if t == nil {
+			b.WriteByte('-')
+			all = append(all, nil)
+			return
+		}
+		b.WriteString(t.Dtype().String())
+		for _, n := range t.Shape() {
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(n))
+		}
+		buf := t.Allocation().Buffer
+		for i, u := range all {
+			if u != nil && u.Allocation().Buffer == buf {
+				b.WriteString("=" + strconv.Itoa(i))
+				break
+			}
+		}
+		all = append(all, t)
+	}
+	for _, t := range in {
+		put(t)
+	}
+	b.WriteString("->")
+	for _, t := range out {
+		put(t)
+	}
+	return b.String(), nil
+}
+
+// zero reports whether at is the zero Attrs (most eager calls): the key
+// then needs no JSON.
+func (at *Attrs) zero() bool {
+	// Every field, so that one added later is never left out of the key:
+	// nil slices and pointers, zero numbers, false, "".
+	return reflect.ValueOf(*at).IsZero()
+}
+
+// opCache is a bounded LRU of prepared ops. Its Stream's lock guards it.
+type opCache struct {
+	dev *core.Device
+	max int
+	lru list.List // of *prepared, most recently used first
+	m   map[string]*prepared
+}
+
+// get returns the prepared op for key and marks it used, or nil.
+func (c *opCache) get(key string) *prepared {
+	p := c.m[key]
+	if p != nil {
+		c.lru.MoveToFront(p.elem)
+	}
+	return p
+}
+
+// put adds p and drops the least recently used ops past the bound.
+// Closing a dropped op is safe while work recorded from it is in flight:
+// its pipelines and tensors live until that work completes.
+func (c *opCache) put(p *prepared) {
+	if c.m == nil {
+		c.m = map[string]*prepared{}
+	}
+	p.elem = c.lru.PushFront(p)
+	c.m[p.key] = p
+	var evicted uint64
+	for c.lru.Len() > c.max {
+		old := c.lru.Remove(c.lru.Back()).(*prepared)
+		delete(c.m, old.key)
+		_ = old.op.Close()
+		evicted++
+	}
+	c.dev.CountOpCacheChange(1-int64(evicted), evicted)
+}
+
+// clear closes every prepared op.
+func (c *opCache) clear() {
+	n := int64(c.lru.Len())
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		_ = e.Value.(*prepared).op.Close()
+	}
+	c.lru.Init()
+	clear(c.m)
+	c.dev.CountOpCacheChange(-n, 0)
+}
