@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The gradient benchmarks (docs/GRADIENTS.md, docs/BENCHMARKS.md), all in
 # one run on this machine:
-#   - BenchmarkMLPGrad (ops/): a forward+backward step of a two-layer MLP,
-#     its Tape.Grad backward graph replayed against the eager backward
-#     (Stream.VJP) on the same device;
-#   - BenchmarkMatmulWeightGrad (ops/): the weight-gradient product
+#   - BenchmarkMLPGrad (ops/internal/opcore): a forward+backward step of a
+#     two-layer MLP, its Tape.Grad backward graph replayed against the eager
+#     backward (Stream.VJP) on the same device, and against the backward
+#     graph without its buffer reuse (with the bytes each allocates);
+#   - BenchmarkMatmulWeightGrad (ops/internal/opcore): the weight-gradient product
 #     8x25000 @ 25000x16 float32 with split-K, against the kernel without
 #     it and against NumPy's;
 #   - bench/grad_torch.py: the same MLP step through vkflow.torch.ops
@@ -33,6 +34,7 @@ g = {k: statistics.median(v) for k, v in go.items()}
 py = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[2]) if l.strip())
 rows = [
     ("MLP step, Tape.Grad graphs replayed", g["MLPGrad/graph"], "eager backward (Stream.VJP)", g["MLPGrad/eager"]),
+    ("MLP step, backward graph reusing dead buffers", g["MLPGrad/graph"], "the same without the reuse", g["MLPGrad/graph-noreuse"]),
     ("weight gradient 8x25000 @ 25000x16, split-K", g["MatmulWeightGrad/splitk"], "NumPy", py["weightgrad_numpy"]),
     ("weight gradient, split-K", g["MatmulWeightGrad/splitk"], "the same without split-K", g["MatmulWeightGrad/nosplit"]),
     ("MLP step, vkflow.torch.ops", py["mlp_step_vkflow_torch"], "PyTorch CPU", py["mlp_step_torch_cpu"]),
@@ -41,4 +43,12 @@ print("\n| workload | vkflow ms | baseline | baseline ms | ratio (vkflow/baselin
 print("|---|---|---|---|---|")
 for name, ours, base, theirs in rows:
     print("| %s | %.3f | %s | %.3f | %.2fx |" % (name, ours, base, theirs, ours / theirs))
+mem = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"BenchmarkMLPGrad/(\S+?)-\d+\s.*?(\d+) bw-alloc-B", line)
+    if m:
+        mem[m.group(1)] = int(m.group(2))
+if "graph" in mem and "graph-noreuse" in mem:
+    print("\nMLP backward graph memory: %d bytes allocated with the reuse, %d without (%.2fx)"
+          % (mem["graph"], mem["graph-noreuse"], mem["graph"] / mem["graph-noreuse"]))
 PYEOF

@@ -10,6 +10,7 @@ import (
 	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/ops"
+	"github.com/vkflow/vkflow/ops/internal/opcore"
 	"github.com/vkflow/vkflow/tensor"
 )
 
@@ -35,7 +36,8 @@ var mlpStep = []struct {
 // backward, one Synchronize), in the same run. bench/grad.sh reports the
 // ratio and PyTorch's CPU time for the same step. The graph case also
 // reports the backward graph's memory: bytes allocated and bytes its ops
-// took from dead buffers instead.
+// took from dead buffers instead; graph-noreuse is the same without the
+// reuse (the backward graph before it).
 func BenchmarkMLPGrad(b *testing.B) {
 	m, _ := testutil.Manager(b)
 	ctx := context.Background()
@@ -60,7 +62,7 @@ func BenchmarkMLPGrad(b *testing.B) {
 	require.NoError(b, tensor.Write(one, []float32{1}))
 	b.Cleanup(func() { _ = one.Close() })
 
-	b.Run("graph", func(b *testing.B) {
+	graphStep := func(b *testing.B) {
 		g, err := graph.New(m)
 		require.NoError(b, err)
 		tp, err := ops.NewTape(m, g)
@@ -96,6 +98,11 @@ func BenchmarkMLPGrad(b *testing.B) {
 		}
 		b.ReportMetric(float64(bw.AllocatedBytes), "bw-alloc-B")
 		b.ReportMetric(float64(bw.ReusedBytes), "bw-reused-B")
+	}
+	b.Run("graph", graphStep)
+	b.Run("graph-noreuse", func(b *testing.B) {
+		defer opcore.SetGradPoolOff(true)()
+		graphStep(b)
 	})
 	b.Run("eager", func(b *testing.B) {
 		s, err := ops.NewStream(m)

@@ -23,3 +23,11 @@ func SetGradPoolIgnoresLiveness(v bool) func() {
 	gradPoolIgnoresLiveness = v
 	return func() { gradPoolIgnoresLiveness = old }
 }
+
+// SetGradPoolOff turns Tape.Grad's buffer reuse off (the benchmark's
+// baseline) and returns the function that restores it.
+func SetGradPoolOff(v bool) func() {
+	old := gradPoolOff
+	gradPoolOff = v
+	return func() { gradPoolOff = old }
+}

@@ -24,9 +24,16 @@ type gradPool struct {
 	reused uint64
 }
 
+// gradPoolOff is a benchmark hook: no output takes a dead buffer (the
+// backward graph as it was before the reuse).
+var gradPoolOff bool
+
 // take returns a tensor of dtype dt and shape over a dead buffer, or nil
 // when none is large enough.
 func (p *gradPool) take(dt tensor.Dtype, shape []int) *tensor.Tensor {
+	if gradPoolOff {
+		return nil
+	}
 	need := uint64(Numel(shape)) * uint64(dt.Size())
 	best := -1
 	for i, t := range p.free {
