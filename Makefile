@@ -4,7 +4,7 @@ GO ?= go
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/vkflow-xdg.XXXXXX)
 export CGO_ENABLED := 1
 
-.PHONY: arrayapi deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python
+.PHONY: arrayapi deps demo test test-oracle vet check-nodev shaders check-shaders bench examples fuzz soak capi python test-capi test-python venv-install doctest
 
 deps:
 	@tools/deps.sh
@@ -49,7 +49,7 @@ examples: deps
 test: deps check-shaders vet check-nodev
 	$(GO) test -race -count=1 -timeout=30m ./...
 	$(MAKE) --no-print-directory test-oracle
-	$(MAKE) --no-print-directory test-capi test-python
+	$(MAKE) --no-print-directory test-capi test-python doctest
 
 # The mutation check of the test oracle: the sequence, timeline and dlpack
 # tests built with the test-only tag vkflow_nobarriers (no inferred
@@ -76,11 +76,21 @@ test-capi: capi
 # the source tree's vkflow is not importable; test_install checks that.
 PYTHON ?= /usr/bin/python3
 VENV := build/venv
-test-python:
+venv-install:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install --no-index --force-reinstall --no-deps --quiet ./python
+
+test-python: venv-install
 	cd python/tests && PYTHONPATH=. PYTHONSAFEPATH=1 VKFLOW_TEST_INSTALLED=1 VKFLOW_VALIDATION=1 \
 		../../$(VENV)/bin/python -m unittest $(if $(PYTHON_TESTS),$(PYTHON_TESTS),discover -s . -t .) -v
+
+# Every fenced code block of README.md, docs/*.md and examples/*/README.md
+# runs (Python against the installed package, Go, C against libvkflow.so),
+# or carries a marker with its reason (tools/rundocs.py); first the
+# mutation check: broken blocks in tools/testdata/rundocs must fail.
+doctest: capi venv-install
+	GO=$(GO) $(PYTHON) tools/rundocs.py --python $(VENV)/bin/python --libdir build --self-test
+	GO=$(GO) $(PYTHON) tools/rundocs.py --python $(VENV)/bin/python --libdir build
 
 vet:
 	$(GO) vet ./...
