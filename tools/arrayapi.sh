@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the array API standard's own test suite (data-apis/array-api-tests, the
-# offline bundle in ../shared/arrayapi) against this checkout's vkflow.array_api
-# and checks its outcome against docs/ARRAY_API.md: every failing test must be
+# offline bundle in ../shared/arrayapi) against this checkout's vkflow.array_api,
+# at the version vkflow.array_api claims (__array_api_version__), at 2023.12 and
+# at 2024.12,
+# and checks each outcome against docs/ARRAY_API.md: every failing test must be
 # listed there (a suite defect or a deliberate deviation, with its reason), and
 # at most MAX_FAILURES may fail. Without the bundle it skips, saying so.
 #
@@ -14,10 +16,18 @@ if [ ! -x "$bundle/run.sh" ]; then
 	echo "arrayapi: no suite bundle at $bundle (run.sh): skipping the array API conformance suite"
 	exit 0
 fi
-work=${AA_WORKDIR:-$(mktemp -d /tmp/vkflow-arrayapi.XXXXXX)}
-echo "arrayapi: running the array API suite from $bundle (work dir $work)"
-start=$(date +%s)
-AA_WORKDIR=$work "$bundle/run.sh" "$PWD" >"$work.log" 2>&1 || true
-grep -A 30 "^array-api-tests:" "$work.log" | sed -n '1,25p' || true
-echo "arrayapi: suite wall time $(($(date +%s) - start)) s"
-/usr/bin/python3 tools/arrayapi_check.py "$work/outcomes" docs/ARRAY_API.md
+claimed=$(sed -n 's/^__array_api_version__ = "\(.*\)"$/\1/p' python/vkflow/array_api.py)
+# The claimed version (the newest that passes), 2023.12 for users pinned
+# to it, and 2024.12, which passes at 20 examples but not yet at 100
+# (docs/ARRAY_API.md): each run's failures are checked against the doc.
+for version in $(printf '%s\n' "$claimed" 2023.12 2024.12 | awk '!seen[$0]++'); do
+	work=${AA_WORKDIR:-$(mktemp -d /tmp/vkflow-arrayapi.XXXXXX)}
+	[ -z "${AA_WORKDIR:-}" ] || work=$AA_WORKDIR/$version
+	mkdir -p "$work"
+	echo "arrayapi: running the array API suite at $version from $bundle (work dir $work)"
+	start=$(date +%s)
+	ARRAY_API_TESTS_VERSION=$version AA_WORKDIR=$work "$bundle/run.sh" "$PWD" >"$work.log" 2>&1 || true
+	grep -A 30 "^array-api-tests:" "$work.log" | sed -n '1,25p' || true
+	echo "arrayapi: $version: suite wall time $(($(date +%s) - start)) s"
+	/usr/bin/python3 tools/arrayapi_check.py "$work/outcomes" docs/ARRAY_API.md
+done

@@ -104,7 +104,24 @@ UNARY = {
     "relu": (lambda x: np.maximum(x, 0).astype(x.dtype), "exact"),
 }
 
-INTDIV = {"floor_divide": np.floor_divide, "remainder": np.remainder}
+def floor_divide_api(a, b):
+    """NumPy 1.24's floor_divide but where one float operand is infinite:
+    there the array API standard's preferred floor(a / b) (NumPy 2's), ±inf
+    for ±inf // finite and a signed zero for finite // ±inf (NumPy 1.24:
+    NaN and -1)."""
+    q = np.floor_divide(a, b)
+    if np.asarray(q).dtype.kind != "f":
+        return q
+    a, b = np.broadcast_arrays(np.asarray(a, q.dtype), np.asarray(b, q.dtype))
+    q = np.array(q, copy=True)
+    inf_a = np.isinf(a) & np.isfinite(b) & (b != 0)
+    q[inf_a] = (a / b)[inf_a]
+    inf_b = np.isinf(b) & np.isfinite(a) & (a != 0)
+    q[inf_b] = np.copysign(np.zeros_like(q), a * b)[inf_b]
+    return q
+
+
+INTDIV = {"floor_divide": floor_divide_api, "remainder": np.remainder}
 BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
            "bitwise_xor": np.bitwise_xor}
 SHIFT = {"bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}

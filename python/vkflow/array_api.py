@@ -64,7 +64,7 @@ _FROM_OPS = {
     "mean", "max", "min", "argmax", "permute_dims",
     "where", "clip",
     "isnan", "isinf", "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round",
-    "reciprocal", "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "expm1", "log1p", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh",
     "hypot", "copysign", "logaddexp", "nextafter", "all", "any",
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
     "square", "real", "imag", "conj",
@@ -169,6 +169,8 @@ from .linalg import matmul, tensordot, vecdot  # noqa: E402,F401
 from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
                          triu)
 
+# --- 2024.12's diff, count_nonzero, take_along_axis; complex reciprocal (vkflow._api2024) --
+from ._api2024 import count_nonzero, diff, reciprocal, take_along_axis  # noqa: E402,F401
 # --- set functions (vkflow._setfuncs) -----------------------------------------------------
 from ._setfuncs import unique_all, unique_counts, unique_inverse, unique_values  # noqa: E402,F401
 # --- the fft extension (vkflow.fft) -------------------------------------------------------

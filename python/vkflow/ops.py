@@ -321,8 +321,23 @@ conj = _unary("conj", "The complex conjugate, element-wise (real dtypes: x).")
 
 
 def clip(x, /, min=None, max=None, *, out=None):
-    """x clamped to [min, max] (None: unbounded)."""
+    """x clamped to [min, max] (None: unbounded). Bounds that are arrays
+    (tensors, or host arrays of any size, empty ones included) broadcast
+    against x, as maximum then minimum on the device; Python numbers are
+    the op's attributes."""
+    if _array_bound(min) or _array_bound(max):
+        r = x
+        if min is not None:
+            r = maximum(r, min, out=out if max is None else None)
+        if max is not None:
+            r = minimum(r, max, out=out)
+        return r
     return call("clip", x, out=out, min=min, max=max)
+
+
+def _array_bound(v):
+    """Whether a clip bound is an array rather than a number."""
+    return isinstance(v, Tensor) or (hasattr(v, "shape") and hasattr(v, "dtype"))
 
 
 def cast(x, dtype, /, *, out=None):

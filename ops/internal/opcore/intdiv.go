@@ -242,10 +242,15 @@ double fmodD(double x, double y) {
 `)
 
 // floorDivF32 and floorDivF64 are NumPy's npy_floor_divide (npy_divmod's
-// quotient) over fmodF and fmodD. C's truth tests (if (mod), if (div))
-// are !(v == 0), true for NaN, as in C.
+// quotient) over fmodF and fmodD, but for the array API standard's
+// preferred values where one operand is infinite (floor(a/b), as NumPy
+// 2): ±inf // finite is ±inf (NumPy 1.24: NaN) and finite // ±inf is a
+// signed zero (NumPy 1.24: -1 for opposite signs). C's truth tests (if
+// (mod), if (div)) are !(v == 0), true for NaN, as in C.
 var floorDivF32 = Guard("FLOORDIV_F32", `float floorDivF(float a, float b) {
 	if (b == 0.0) return a / b;
+	if (isinf(a) && !isinf(b) && !isnan(b)) return a / b;
+	if (isinf(b) && !isinf(a) && !isnan(a) && !(a == 0.0)) return uintBitsToFloat(((a < 0.0) != (b < 0.0)) ? 0x80000000u : 0u);
 	float m = fmodF(a, b);
 	precise float d = (a - m) / b;
 	if (!(m == 0.0) && ((b < 0.0) != (m < 0.0))) d -= 1.0;
@@ -258,6 +263,8 @@ var floorDivF32 = Guard("FLOORDIV_F32", `float floorDivF(float a, float b) {
 
 var floorDivF64 = Guard("FLOORDIV_F64", `double floorDivD(double a, double b) {
 	if (b == 0.0lf) return a / b;
+	if (isinf(a) && !isinf(b) && !isnan(b)) return a / b;
+	if (isinf(b) && !isinf(a) && !isnan(a) && !(a == 0.0lf)) return packDouble2x32(uvec2(0u, ((a < 0.0lf) != (b < 0.0lf)) ? 0x80000000u : 0u));
 	double m = fmodD(a, b);
 	precise double d = (a - m) / b;
 	if (!(m == 0.0lf) && ((b < 0.0lf) != (m < 0.0lf))) d -= 1.0lf;
