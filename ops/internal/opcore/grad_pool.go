@@ -120,6 +120,9 @@ func (l *gradLiveness) release(cot map[*tensor.Tensor]*tensor.Tensor) {
 		}
 	}
 	kept := l.cands[:0]
+	// A buffer can be a candidate twice (an op wrote a given output that a
+	// backward op produced earlier): pool it once, or two later outputs
+	// would share it.
 	seen := map[*tensor.Tensor]bool{}
 	for _, c := range l.cands {
 		switch {
