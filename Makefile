@@ -151,6 +151,7 @@ bench: deps
 	bench/eager.sh
 	bench/dask.sh
 	bench/grad.sh
+	bench/render.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

@@ -130,3 +130,16 @@ func vkflow_tape_grad(h C.vkflow_tape, outs *C.vkflow_tensor, nOuts C.int32_t, c
 	}
 	return C.VKFLOW_OK
 }
+
+//export vkflow_tape_device_bytes
+func vkflow_tape_device_bytes(h C.vkflow_tape, out *C.uint64_t) C.int {
+	tp, err := lookup[*ops.Tape](h, "tape")
+	if err != nil {
+		return fail(err)
+	}
+	if out == nil {
+		return invalid("vkflow_tape_device_bytes: out is NULL")
+	}
+	*out = C.uint64_t(tp.DeviceBytes())
+	return C.VKFLOW_OK
+}

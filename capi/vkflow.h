@@ -526,6 +526,23 @@ int vkflow_tape_call(vkflow_tape t, char *name, vkflow_tensor *in, int32_t n_in,
 int vkflow_tape_grad(vkflow_tape t, vkflow_tensor *outs, int32_t n_outs, vkflow_tensor *cots,
 		     vkflow_tensor *wrt, int32_t n_wrt, vkflow_graph *graph_out, vkflow_tensor *grads,
 		     uint64_t *saved_bytes);
+/* *bytes: the device memory the tape holds (Go: Tape.DeviceBytes): its
+ * forward outputs, the backward graphs' tensors and the ops' scratch; not the
+ * caller's inputs and cotangents. */
+int vkflow_tape_device_bytes(vkflow_tape t, uint64_t *bytes);
+
+/* The soft rasterizer (Go: render.SoftRender; docs/RENDERING.md): records on
+ * tape t the render of tri [N, 3, 2] with colours rgba [N, 4] (float32 or
+ * float64) and puts a handle of the image [height, width, 4] (premultiplied
+ * RGBA, owned by the tape as vkflow_tape_call's outputs) in *image.
+ * options_json: {"height": H, "width": W, "sigma": 1, "batch": 8,
+ * "raster_queue": 0, "blend_queue": 1}; sigma and batch may be left out
+ * (1 and 8), the queues default to 0 (-1: the compiler's choice). Layers of
+ * batch triangles are rasterized on raster_queue and blended on blend_queue;
+ * vkflow_tape_grad differentiates the render. Bad input is
+ * VKFLOW_ERR_INVALID and records nothing. */
+int vkflow_soft_render(vkflow_tape t, vkflow_tensor tri, vkflow_tensor rgba, char *options_json,
+		       vkflow_tensor *image);
 
 /* Python capsules: the static names ("dltensor", "dltensor_versioned",
  * "used_dltensor", "used_dltensor_versioned") and a PyCapsule destructor

@@ -8,9 +8,9 @@
 //
 // The domains have packages of their own, as CuPy's: ops/linalg (the
 // array API's linalg extension: solve, inv, det, cholesky, qr, eigh, svd,
-// pinv, norms, products) and ops/fft (the discrete Fourier transforms),
-// each op with its schema and its VJP beside it. Both register their ops
-// in this registry, so Call, Stream.Call, graphs, the C API and Python
+// pinv, norms, products), ops/fft (the discrete Fourier transforms) and
+// ops/render (the differentiable soft rasterizer), each op with its
+// schema and its VJP beside it. They register their ops in this registry, so Call, Stream.Call, graphs, the C API and Python
 // reach them by name; importing ops links them. Their Go functions here
 // (ops.Solve, ops.FFT, ...) are deprecated forwards to those packages.
 //

@@ -21,7 +21,7 @@ var opPackageOnly = []string{
 	"AxisAttr", "BitTypes", "BroadcastShapes", "Builtin", "BuiltinOne", "Cfn", "ComplexGLSL",
 	"ComputeDtype", "ComputeType", "ContainsInt", "Contiguous", "DefNoGrad", "DefSchema", "DefVJP",
 	"GLSLType", "GatherGLSL", "Guard", "Header", "IndexGLSL", "Inputs", "InvPerm", "IsFloat",
-	"KeptShape", "KindMax", "KindMin", "KindSum", "LocalSize", "MathF64", "MatmulGridLimit", "MaxRank",
+	"KeptShape", "KindMax", "KindMin", "KindSum", "LocalSize", "MathF32", "MathF64", "MatmulGridLimit", "MaxRank",
 	"Merge", "NewOp", "NormAxes", "Numel", "OrderedAxes", "OutAt", "PassSpec", "PowF32", "PowF32Lite",
 	"PowF64", "Ptr", "RedLayout", "ReduceKind", "ReducePlain", "ReducedShape", "Repeated", "RowMajor",
 	"StridesFor", "Tiles", "TooMany",

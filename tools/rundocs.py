@@ -53,7 +53,8 @@ GO_PACKAGES = {
     "cuda": "github.com/vkflow/vkflow/cuda", "dlpack": "github.com/vkflow/vkflow/dlpack",
     "graph": "github.com/vkflow/vkflow/graph", "interop": "github.com/vkflow/vkflow/interop",
     "ops": "github.com/vkflow/vkflow/ops", "linalg": "github.com/vkflow/vkflow/ops/linalg",
-    "fft": "github.com/vkflow/vkflow/ops/fft", "sequence": "github.com/vkflow/vkflow/sequence",
+    "fft": "github.com/vkflow/vkflow/ops/fft", "render": "github.com/vkflow/vkflow/ops/render",
+    "sequence": "github.com/vkflow/vkflow/sequence",
     "tensor": "github.com/vkflow/vkflow/tensor", "timeline": "github.com/vkflow/vkflow/timeline",
     "shaders": "github.com/vkflow/vkflow/shaders",
 }

@@ -25,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 gcc -std=c11 -O1 -g -Wall -Wextra -Werror \
 	-I "$root/capi" -I "$root/dlpack" \
 	"$here/consumer.c" "$here/ops.c" "$here/eager.c" "$here/wire.c" -o "$tmp/consumer" \
-	-L "$libdir" -lvkflow -Wl,-rpath,"$libdir"
+	-L "$libdir" -lvkflow -lm -Wl,-rpath,"$libdir"
 
 # The Vulkan loader complains on every start without XDG_RUNTIME_DIR.
 if [[ -z ${XDG_RUNTIME_DIR:-} ]]; then

@@ -3,6 +3,7 @@
  * a copy), checked against a C loop; a GLSL kernel registered and called by
  * name with push constants; a GLSL compile error reported with its line;
  * the names list and bad calls. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -336,6 +337,98 @@ done:
 	vkflow_tensor_close(tone);
 }
 
+/* The soft rasterizer from C: two triangles into 4x4 on one queue (batch 1:
+ * two layers blended), the image against the formula computed here, the
+ * backward graph run twice with bit-identical gradients, and bad options
+ * refused. */
+static double soft_dist(const float *t, double px, double py)
+{
+	double best = 1e300, w[3];
+	for (int k = 0; k < 3; k++) {
+		double ax = t[2 * k], ay = t[2 * k + 1], bx = t[2 * ((k + 1) % 3)], by = t[2 * ((k + 1) % 3) + 1];
+		double ex = bx - ax, ey = by - ay, l2 = ex * ex + ey * ey, s = 0;
+		if (l2 > 0) {
+			s = ((px - ax) * ex + (py - ay) * ey) / l2;
+			s = s < 0 ? 0 : s > 1 ? 1 : s;
+		}
+		double qx = px - ax - s * ex, qy = py - ay - s * ey, d = sqrt(qx * qx + qy * qy);
+		best = d < best ? d : best;
+		w[k] = ex * (py - ay) - ey * (px - ax);
+	}
+	int inside = (w[0] >= 0 && w[1] >= 0 && w[2] >= 0) || (w[0] <= 0 && w[1] <= 0 && w[2] <= 0);
+	return inside ? best : -best;
+}
+
+static void render_case(vkflow_manager m)
+{
+	float tv[12] = {0.5f, 0.25f, 3.5f, 1, 1, 3.75f, 2, 0, 4, 4, 0, 2.5f};
+	float cv[8] = {1, 0.5f, 0, 0.75f, 0, 0.25f, 1, 0.5f};
+	int64_t ts[3] = {2, 3, 2}, cs[2] = {2, 4}, is[3] = {4, 4, 4};
+	float ones[64];
+	for (int i = 0; i < 64; i++)
+		ones[i] = 1;
+	vkflow_tensor tri = 0, rgba = 0, dy = 0, img = 0, grads[2] = {0, 0};
+	vkflow_graph g = 0, bg = 0;
+	vkflow_tape tp = 0;
+	vkflow_exec fe = 0, be = 0;
+	if (!ok(vkflow_tensor_new(m, "float32", 3, ts, tv, sizeof tv, 0, &tri), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 2, cs, cv, sizeof cv, 0, &rgba), "vkflow_tensor_new") ||
+	    !ok(vkflow_tensor_new(m, "float32", 3, is, ones, sizeof ones, 0, &dy), "vkflow_tensor_new") ||
+	    !ok(vkflow_graph_new(m, &g), "vkflow_graph_new") || !ok(vkflow_tape_new(m, g, &tp), "vkflow_tape_new"))
+		goto done;
+	char msg[256];
+	int rc = vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"sigma\": -1}", &img);
+	vkflow_last_error(msg, sizeof msg);
+	CHECK(rc == VKFLOW_ERR_INVALID && strstr(msg, "sigma") != NULL, "soft_render sigma -1: rc %d, %s", rc, msg);
+	rc = vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"colour\": 1}", &img);
+	CHECK(rc == VKFLOW_ERR_INVALID, "soft_render unknown option: rc %d", rc);
+	vkflow_tensor in[2] = {tri, rgba};
+	uint64_t saved = 0;
+	if (!ok(vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"sigma\": 0.5, \"batch\": 1}", &img),
+		"vkflow_soft_render") ||
+	    !ok(vkflow_graph_input(g, 2, in), "vkflow_graph_input") ||
+	    !ok(vkflow_tape_grad(tp, &img, 1, &dy, in, 2, &bg, grads, &saved), "vkflow_tape_grad") ||
+	    !ok(vkflow_graph_compile(g, 0, NULL, 0, 0, &fe), "vkflow_graph_compile") ||
+	    !ok(vkflow_graph_compile(bg, 0, NULL, 0, 0, &be), "vkflow_graph_compile(backward)") ||
+	    !ok(vkflow_exec_run(fe, 0, 0, 0, 0, -1), "vkflow_exec_run") ||
+	    !ok(vkflow_exec_run(be, 0, 0, 0, 0, -1), "vkflow_exec_run(backward)"))
+		goto done;
+	float got[64], g1[12], g2[12];
+	double worst = 0;
+	if (!ok(vkflow_tensor_read(img, got, sizeof got), "vkflow_tensor_read") ||
+	    !ok(vkflow_tensor_read(grads[0], g1, sizeof g1), "vkflow_tensor_read"))
+		goto done;
+	for (int i = 0; i < 16; i++) {
+		double o[4] = {0, 0, 0, 0};
+		for (int t = 0; t < 2; t++) {
+			double a = cv[t * 4 + 3] / (1 + exp(-soft_dist(tv + 6 * t, i % 4 + 0.5, i / 4 + 0.5) / 0.5));
+			for (int c = 0; c < 3; c++)
+				o[c] = cv[t * 4 + c] * a + o[c] * (1 - a);
+			o[3] = a + o[3] * (1 - a);
+		}
+		for (int c = 0; c < 4; c++)
+			worst = fmax(worst, fabs(o[c] - got[i * 4 + c]));
+	}
+	CHECK(worst < 2e-5, "soft_render image off by %g", worst);
+	if (ok(vkflow_exec_run(be, 0, 0, 0, 0, -1), "vkflow_exec_run(backward again)") &&
+	    ok(vkflow_tensor_read(grads[0], g2, sizeof g2), "vkflow_tensor_read"))
+		CHECK(memcmp(g1, g2, sizeof g1) == 0, "soft_render gradients differ between two backward runs");
+	printf("consumer: vkflow_soft_render: image within %.1e, gradients bit-identical, %llu saved bytes\n", worst,
+	       (unsigned long long)saved);
+done:
+	vkflow_exec_close(fe);
+	vkflow_exec_close(be);
+	vkflow_graph_close(bg);
+	vkflow_tensor_close(img);
+	vkflow_tensor_close(grads[0]);
+	vkflow_tensor_close(grads[1]);
+	vkflow_tape_close(tp);
+	vkflow_graph_close(g);
+	vkflow_tensor_close(tri);
+	vkflow_tensor_close(rgba);
+	vkflow_tensor_close(dy);
+}
+
 void ops_case(void)
 {
 	vkflow_manager m = 0;
@@ -348,6 +441,7 @@ void ops_case(void)
 	registry_case(m);
 	vjp_case(m);
 	tape_case(m);
+	render_case(m);
 	/* The buffers outlive the Manager: its close waits for the GPU and
 	 * runs the import deleters; they are freed after that. */
 	float *a = owned_buffer(M, K), *b = owned_buffer(K, N), *c = owned_buffer(M, N);

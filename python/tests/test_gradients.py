@@ -21,6 +21,7 @@ import torch  # noqa: E402
 import vkflow  # noqa: E402
 import vkflow.ops as vo  # noqa: E402
 import vkflow.torch as vt  # noqa: E402
+from render_ref import soft_render_ref  # noqa: E402
 from test_dlpack import VkflowTest  # noqa: E402
 
 F64, C128 = torch.float64, torch.complex128
@@ -228,6 +229,14 @@ CASES = {
                ([C("r", 2, 3, 4)], {"s": [4, 5]}, lambda x: torch.fft.irfftn(x, (4, 5)))],
     "take": [([I("r", 3, 4), K(torch.tensor([1, -1, 1, 0, 3]))], {"axis": 1},
               lambda x, i: torch.index_select(x, 1, torch.where(i < 0, i + 4, i)))],
+    # The soft rasterizer (docs/RENDERING.md), against render_ref's PyTorch formula.
+    "soft_raster": [([I("r", 3, 3, 2), I("frac", 3, 4)], {"shape": [5, 6], "sigma": 0.8},
+                     lambda t, c: soft_render_ref(t, c, (5, 6), 0.8),
+                     {"pre": lambda t, c: (t * 2.5 + 3.0, c)}),
+                    ([I("r", 3, 3, 2), I("frac", 3, 4)], {"shape": [4, 5], "start": 1, "count": 1},
+                     lambda t, c: soft_render_ref(t[1:2], c[1:2], (4, 5), 1.0),
+                     {"pre": lambda t, c: (t * 2.0 + 2.5, c)})],
+    "over": [([I("frac", 3, 4, 4), I("frac", 3, 4, 4)], {}, lambda s, d: s + d * (1 - s[..., 3:4]))],
 }
 
 

@@ -85,7 +85,7 @@ class TestSdist(unittest.TestCase):
             for want in ("PKG-INFO", "pyproject.toml", "_build/vkflow_build.py",
                          "vkflow/__init__.py", "vkflow/ops.py", "go/go.mod", "go/capi/main.go",
                          "go/capi/vkflow.h", "go/ops/internal/opcore/registry.go",
-                         "go/ops/linalg/lu.go", "go/ops/fft/fft.go",
+                         "go/ops/linalg/lu.go", "go/ops/fft/fft.go", "go/ops/render/render.go",
                          "go/vk/include/vulkan/vulkan_core.h", "go/vk/include/LICENSE.md"):
                 self.assertIn(base + "/" + want, members)
             self.assertFalse(any(m.endswith("_test.go") for m in members))

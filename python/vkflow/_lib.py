@@ -178,6 +178,8 @@ _PROTOTYPES = {
     "vkflow_tape_close": (c_int, (c_uint64,)),
     "vkflow_tape_queue": (c_int, (c_uint64, c_int32)),
     "vkflow_tape_call": (c_int, (c_uint64, c_char_p, _p_u64, c_int32, c_char_p, _p_u64, c_int32)),
+    "vkflow_tape_device_bytes": (c_int, (c_uint64, POINTER(c_uint64))),
+    "vkflow_soft_render": (c_int, (c_uint64, c_uint64, c_uint64, c_char_p, _p_u64)),
     "vkflow_tape_grad": (c_int, (c_uint64, _p_u64, c_int32, _p_u64, _p_u64, c_int32, _p_u64, _p_u64,
                                  _p_u64)),
     # The names are static C strings: keep them as addresses (c_void_p),

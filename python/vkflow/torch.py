@@ -22,6 +22,10 @@ differentiable through the registry's VJPs (the same rules as Go, C and
   docs/INTEROP.md for when that copies).
 * The saved tensors are PyTorch's (the inputs and outputs), so PyTorch's
   version counter catches an in-place change before backward.
+
+``soft_render(tri, rgba, size, sigma=, batch=)`` is the differentiable soft
+rasterizer (docs/RENDERING.md) on two Vulkan queues, and
+``GraphFunction`` any vkflow graph as one autograd function.
 """
 
 import inspect
@@ -31,9 +35,10 @@ import torch
 from . import _grad
 from . import ops as _vops
 from ._array import asarray, default_device
+from ._render import SoftRenderer, render_device, soft_render
 from ._tensor import Tensor
 
-__all__ = ["call", "ops", "GraphFunction"]
+__all__ = ["call", "ops", "GraphFunction", "soft_render", "SoftRenderer", "render_device"]
 
 
 def _dtype_attr(v):

@@ -167,6 +167,10 @@ var gradCases = []gcase{
 	{op: "rfftn", name: "s axes", in: []gin{rin(3, 2, 5)}, at: ops.Attrs{S: []int{4, 6}, Axes: []int{0, 2}, Norm: "ortho"}},
 	{op: "irfftn", in: []gin{cxIn(3, 4)}},
 	{op: "irfftn", name: "s", in: []gin{cxIn(2, 3, 4)}, at: ops.Attrs{S: []int{4, 5}}},
+	// The soft rasterizer (ops/render).
+	{op: "soft_raster", in: []gin{rng(0.2, 5.8, 3, 3, 2), rng(0.1, 0.9, 3, 4)}, at: ops.Attrs{Shape: []int{5, 6}, Sigma: opcore.Ptr(0.8)}},
+	{op: "soft_raster", name: "one layer of two", in: []gin{rng(0.2, 4.8, 3, 3, 2), rng(0.1, 0.9, 3, 4)}, at: ops.Attrs{Shape: []int{4, 5}, Start: 1, Count: 1}},
+	{op: "over", in: []gin{rng(0, 1, 3, 4, 4), rng(0, 1, 3, 4, 4)}},
 	// Manipulation and indexing.
 	{op: "transpose", in: []gin{rin(2, 3, 4)}, at: ops.Attrs{Perm: []int{2, 0, 1}}},
 	{op: "flip", in: []gin{rin(3, 4)}, at: ops.Attrs{Axes: []int{1}}},

@@ -28,6 +28,9 @@ func Guard(name, code string) string {
 // sigmoidF.
 var mathF32 = Guard("MATH_F32", mathF32Src)
 
+// MathF32 is mathF32 for the op packages' kernels.
+var MathF32 = mathF32
+
 const mathF32Src = `const float LN2_HI = 6.9314575195e-01;
 const float LN2_LO = 1.4286067653e-06;
 const float INVLN2 = 1.4426950216e+00;

@@ -93,6 +93,13 @@ type Attrs struct {
 	// ("backward" or "", "ortho", "forward").
 	S    []int  `json:"s,omitempty"`
 	Norm string `json:"norm,omitempty"`
+	// Sigma, Start and Count are the soft rasterizer's (package
+	// ops/render): the coverage's softness in pixels (nil: 1), and the
+	// triangles a layer takes, Start up to Start+Count (Count 0: to the
+	// last).
+	Sigma *float64 `json:"sigma,omitempty"`
+	Start int      `json:"start,omitempty"`
+	Count int      `json:"count,omitempty"`
 }
 
 // ParseAttrs parses Attrs from JSON text: {"axes": [0, -1], "keepdims":

@@ -72,6 +72,9 @@ var attrTypes = map[string]AttrSpec{
 	"ord":             {Type: "string", Doc: "the norm's order"},
 	"s":               {Type: "int[]", Default: "the input's lengths", Doc: "lengths along the axes"},
 	"norm":            {Type: "string", Default: "backward", Doc: "backward, ortho or forward"},
+	"sigma":           {Type: "float?", Default: "1", Doc: "the soft edge's width, in pixels (> 0)"},
+	"start":           {Type: "int", Default: "0", Doc: "the first triangle"},
+	"count":           {Type: "int", Default: "to the last", Doc: "the number of triangles"},
 }
 
 // opSchema is a built-in op's declaration: its inputs and outputs, and

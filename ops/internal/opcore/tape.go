@@ -71,6 +71,47 @@ func (t *Tape) OnQueue(q int) *Tape {
 	return t
 }
 
+// Owner returns the Manager (or device) the tape's ops belong to.
+func (t *Tape) Owner() Owner { return t.owner }
+
+// DeviceBytes is the device memory the tape holds: the buffers of the
+// tensors it owns (the forward ops' outputs and, after Grad, the backward
+// graphs' tensors; a buffer shared by several tensors counted once) and
+// its ops' scratch buffers. The caller's inputs and cotangents are not
+// counted.
+func (t *Tape) DeviceBytes() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sizes := map[uint64]uint64{} // by VkBuffer: a view counts as its buffer
+	add := func(x *tensor.Tensor) {
+		if x == nil || x.Closed() {
+			return
+		}
+		a := x.Allocation()
+		sizes[uint64(a.Buffer)] = max(sizes[uint64(a.Buffer)], a.Size)
+	}
+	for _, m := range t.made {
+		add(m)
+	}
+	for _, op := range t.ops {
+		for _, s := range op.scratch {
+			add(s)
+		}
+	}
+	var n uint64
+	for _, v := range sizes {
+		n += v
+	}
+	return n
+}
+
+// Queue returns the logical queue OnQueue set (-1: the compiler's choice).
+func (t *Tape) Queue() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.queue
+}
+
 // Call prepares the op name over in, adds its dispatches to the graph and
 // returns its outputs (owned by the tape). Nothing runs until the graph is
 // compiled and run.
