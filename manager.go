@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vkflow/vkflow/internal/core"
@@ -163,6 +165,24 @@ func defaultFeatures(have vk.Features) vk.Features {
 	return want.And(have)
 }
 
+// envTraced counts the Managers VKFLOW_TRACE traced in this process.
+var envTraced atomic.Int32
+
+// envTracePath is the trace file VKFLOW_TRACE names for a new Manager:
+// the path itself for the first, path with .2, .3, ... before its
+// extension for the next ones; "" when it is not set.
+func envTracePath() string {
+	p := strings.TrimSpace(os.Getenv("VKFLOW_TRACE"))
+	if p == "" {
+		return ""
+	}
+	if n := envTraced.Add(1); n > 1 {
+		ext := filepath.Ext(p)
+		p = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(p, ext), n, ext)
+	}
+	return p
+}
+
 // New opens a Manager on the chosen device.
 func New(opts ...Option) (*Manager, error) {
 	cfg := defaultConfig()
@@ -183,6 +203,9 @@ func New(opts ...Option) (*Manager, error) {
 			return nil, fmt.Errorf("%w: VKFLOW_WAIT_SPIN=%q: not a duration (e.g. 50us, or 0)", ErrInvalid, v)
 		}
 		cfg.waitSpin = d
+	}
+	if cfg.trace == "" {
+		cfg.trace = envTracePath()
 	}
 	if cfg.waitSpin < 0 {
 		return nil, fmt.Errorf("%w: WithWaitSpin(%v): the spin cannot be negative", ErrInvalid, cfg.waitSpin)
@@ -278,6 +301,7 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		MaxHeld:            cfg.maxHeld,
 		WaitTimeout:        cfg.closeTimeout,
 		WaitSpin:           cfg.waitSpin,
+		Trace:              cfg.trace,
 		Log:                log,
 		Index:              info.Index,
 	})

@@ -26,6 +26,7 @@ type config struct {
 	appName       string
 	maxHeld       int
 	waitSpin      time.Duration
+	trace         string
 }
 
 func defaultConfig() config {
@@ -101,6 +102,18 @@ const DefaultWaitSpin = 200 * time.Microsecond
 // overrides it, for programs that use vkflow from C or Python. A negative
 // duration is ErrInvalid; so is an unparsable VKFLOW_WAIT_SPIN.
 func WithWaitSpin(d time.Duration) Option { return func(c *config) { c.waitSpin = d } }
+
+// WithTrace writes a Chrome trace of the Manager's work to path when it
+// closes (Perfetto and chrome://tracing open it): a span per batch on each
+// physical queue, timed on the GPU by timestamp queries and put on the
+// host clock; host spans for vkQueueSubmit, waits on timelines (polled or
+// slept), submits the scheduler held back and command buffer recording;
+// and a flow arrow from each batch to the batches that wait for a value it
+// signals (docs/PERFORMANCE.md). Off by default, and then free: the
+// submit and wait paths test one nil pointer. The environment variable
+// VKFLOW_TRACE=path does the same for programs that use vkflow from C or
+// Python (the second Manager of a process writes path.2.json, and so on).
+func WithTrace(path string) Option { return func(c *config) { c.trace = path } }
 
 // WithAppName sets the Vulkan application name.
 func WithAppName(name string) Option { return func(c *config) { c.appName = name } }

@@ -40,6 +40,8 @@ print("| kept for the backward (saved tensors) | %d | %d | %.3fx |" % (py["saved
                                                                      py["saved_vkflow"] / py["saved_torch"]))
 print("| all of vkflow's graphs' memory, against PyTorch's saved tensors | %d | %d | %.3fx |"
       % (py["device_vkflow"], py["saved_torch"], py["device_vkflow"] / py["saved_torch"]))
+print("| peak resident growth, first forward + backward (fresh process) | %d | %d | %.3fx |"
+      % (py["peak_vkflow"], py["peak_torch"], py["peak_vkflow"] / py["peak_torch"]))
 print("\n| graphs alone (Go, large triangles) | ms |")
 print("|---|---|")
 for k in ("forward", "backward", "both", "both-1q"):

@@ -6,15 +6,18 @@ covers much of it) and "small" (triangles of 4 to 32 pixels). PyTorch runs with 
 (torch.set_num_threads(os.cpu_count()); Debian's build defaults to 1 here), as lavapipe does.
 
 Memory: the bytes each side keeps from the forward for the backward (PyTorch autograd's saved tensors,
-counted once per storage, through saved_tensors_hooks; vkflow's SoftRenderer.saved_bytes), and all the
+counted once per storage, through saved_tensors_hooks; vkflow's SoftRenderer.saved_bytes); all the
 device memory vkflow's two graphs hold (SoftRenderer.device_bytes: inputs, layers, images, cotangent,
-the backward's buffers and scratch, gradients), which bounds its peak; PyTorch's peak is at least its
-saved tensors.
+the backward's buffers and scratch, gradients); and the growth of the process's peak resident memory
+over the first forward + backward, each side in a fresh process (vkflow's after its device is open: the
+growth includes building and compiling the graphs; on lavapipe device memory is host memory, so it
+counts).
 
 Prints "name value" lines; bench/render.sh makes the table."""
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -80,7 +83,33 @@ def saved_bytes_torch(tri, rgba, weights):
     return total[0]
 
 
+def hwm():
+    """The process's peak resident memory in bytes (VmHWM: unlike ru_maxrss, not inherited from the
+    parent across exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def peak_growth(side):
+    """In a fresh process: the growth of the peak resident memory over the first forward + backward of
+    the workload; prints it in bytes."""
+    torch.set_num_threads(os.cpu_count())
+    tri, rgba = scene("large")
+    weights = torch.rand(SIZE, SIZE, 4, generator=torch.Generator().manual_seed(1))
+    if side == "vkflow":
+        vt.render_device()  # the Vulkan device itself is not the render's
+    before = hwm()
+    step(ours if side == "vkflow" else ref, tri, rgba, weights)
+    print(hwm() - before)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--peak":
+        peak_growth(sys.argv[2])
+        return
     torch.set_num_threads(os.cpu_count())
     weights = torch.rand(SIZE, SIZE, 4, generator=torch.Generator().manual_seed(1))
     res = {}
@@ -98,6 +127,10 @@ def main():
     res["saved_vkflow"] = [r.saved_bytes]
     res["device_vkflow"] = [r.device_bytes]
     res["saved_torch"] = [saved_bytes_torch(tri, rgba, weights)]
+    for side in ("vkflow", "torch"):
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak", side],
+                             capture_output=True, text=True, check=True)
+        res["peak_" + side] = [int(out.stdout.split()[-1])]
     res["torch_threads"] = [torch.get_num_threads()]
     for k, v in res.items():
         m = statistics.median(v)

@@ -26,6 +26,17 @@ func vkflow_manager_new_queues(device C.int32_t, flags C.uint32_t, compute, tran
 	return newManager(device, flags, out, vkflow.WithQueues(int(compute), transfer != 0))
 }
 
+//export vkflow_manager_new_traced
+func vkflow_manager_new_traced(device C.int32_t, flags C.uint32_t, compute, transfer C.int32_t, trace *C.char, out *C.vkflow_manager) C.int {
+	if compute < 1 || compute > 64 {
+		return invalid("vkflow_manager_new_traced: %d compute queues, want 1..64", compute)
+	}
+	if trace == nil || C.GoString(trace) == "" {
+		return invalid("vkflow_manager_new_traced: no trace path")
+	}
+	return newManager(device, flags, out, vkflow.WithQueues(int(compute), transfer != 0), vkflow.WithTrace(C.GoString(trace)))
+}
+
 //export vkflow_manager_queue_count
 func vkflow_manager_queue_count(h C.vkflow_manager, n *C.int32_t) C.int {
 	m, err := lookup[*vkflow.Manager](h, "Manager")

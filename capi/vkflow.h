@@ -67,6 +67,12 @@ int vkflow_manager_new(int32_t device, uint32_t flags, vkflow_manager *out);
  * the device's physical queues (lavapipe has one). */
 int vkflow_manager_new_queues(int32_t device, uint32_t flags, int32_t compute, int32_t transfer,
 			      vkflow_manager *out);
+/* vkflow_manager_new_queues that writes a Chrome trace of the Manager's work to
+ * trace_path when it closes (Go: vkflow.WithTrace; docs/PERFORMANCE.md): GPU
+ * spans per queue, host submits, waits and holds, flow arrows between batches.
+ * The environment variable VKFLOW_TRACE does the same for any Manager. */
+int vkflow_manager_new_traced(int32_t device, uint32_t flags, int32_t compute, int32_t transfer,
+			      char *trace_path, vkflow_manager *out);
 /* The number of logical queues: compute queues first, then transfer. */
 int vkflow_manager_queue_count(vkflow_manager m, int32_t *n);
 /* Closes the Manager and everything it created. Idempotent. */

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/vkflow/vkflow/algorithm"
@@ -63,6 +64,9 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 		return nil, err
 	}
 	defer d.Exit()
+	if d.Tracing() {
+		defer d.Span("graph compile", time.Now(), map[string]any{"nodes": len(g.nodes)})
+	}
 	o := options{maxNodes: DefaultMaxNodesPerSubmit, maxWork: DefaultMaxWorkPerSubmit}
 	for _, f := range opts {
 		if f == nil {

@@ -19,6 +19,9 @@ type access struct {
 
 // build records the command buffer from the ops.
 func (s *Sequence) build() error {
+	if s.dev.Tracing() {
+		defer s.dev.Span("sequence record", time.Now(), map[string]any{"ops": len(s.ops)})
+	}
 	s.releaseBuild()
 	if err := vk.ResetCommandBuffer(s.cmd); err != nil {
 		return err

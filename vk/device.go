@@ -411,8 +411,11 @@ func (d *Device) QueryResults64(p QueryPool, first uint32, out []uint64) error {
 // Submit is one batch for QueueSubmit. The slices are read during the call
 // only; keep them in long-lived scratch to avoid allocation.
 type Submit struct {
-	Pre          CommandBuffer // nil for none; runs before Cmd in the same batch
-	Cmd          CommandBuffer // nil for none
+	Pre CommandBuffer // nil for none; runs before Cmd in the same batch
+	Cmd CommandBuffer // nil for none
+	// Begin and End (nil for none) run first and last in the batch: a
+	// trace's timestamp writes.
+	Begin, End   CommandBuffer
 	WaitSems     []Semaphore
 	WaitValues   []uint64
 	WaitStages   []uint32
@@ -444,7 +447,7 @@ func QueueSubmit(q Queue, s *Submit) error {
 	if len(s.WaitStages) > 0 {
 		stages = (*C.uint32_t)(unsafe.Pointer(&s.WaitStages[0]))
 	}
-	return check("vkQueueSubmit", C.vkflowQueueSubmit(q, s.Pre, s.Cmd,
+	return check("vkQueueSubmit", C.vkflowQueueSubmit(q, s.Begin, s.Pre, s.Cmd, s.End,
 		C.uint32_t(len(s.WaitSems)), semp(s.WaitSems), u64p(s.WaitValues), stages,
 		C.uint32_t(len(s.SignalSems)), semp(s.SignalSems), u64p(s.SignalValues)))
 }

@@ -868,13 +868,15 @@ VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value) {
 	return vkf.vkSignalSemaphore(dev, &si);
 }
 
-VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
+VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer begin, VkCommandBuffer pre, VkCommandBuffer cmd, VkCommandBuffer end,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues) {
-	VkCommandBuffer cmds[2];
+	VkCommandBuffer cmds[4];
 	uint32_t n = 0;
+	if (begin != NULL) cmds[n++] = begin;
 	if (pre != NULL) cmds[n++] = pre;
 	if (cmd != NULL) cmds[n++] = cmd;
+	if (end != NULL) cmds[n++] = end;
 	VkTimelineSemaphoreSubmitInfo ti = {
 		.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
 		.waitSemaphoreValueCount = nWait,
@@ -897,7 +899,7 @@ VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
 }
 
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue) {
-	return vkflowQueueSubmit(q, pre, cmd, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
+	return vkflowQueueSubmit(q, NULL, pre, cmd, NULL, 0, NULL, NULL, NULL, 1, &signalSem, &signalValue);
 }
 
 vkflowExternalProps vkflowExternalBufferProperties(VkPhysicalDevice pd, uint32_t usage, uint32_t handleType) {

@@ -180,7 +180,7 @@ VkResult vkflowWaitSemaphores(VkDevice dev, uint32_t n, const uint64_t *sems, co
 VkResult vkflowWaitSemaphore(VkDevice dev, uint64_t sem, uint64_t value, uint64_t timeout);
 vkflowU64 vkflowWaitSemaphoreSpin(VkDevice dev, uint64_t sem, uint64_t value, uint64_t spin, uint64_t timeout);
 VkResult vkflowSignalSemaphore(VkDevice dev, uint64_t sem, uint64_t value);
-VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd,
+VkResult vkflowQueueSubmit(VkQueue q, VkCommandBuffer begin, VkCommandBuffer pre, VkCommandBuffer cmd, VkCommandBuffer end,
 	uint32_t nWait, const uint64_t *waitSems, const uint64_t *waitValues, const uint32_t *waitStages,
 	uint32_t nSignal, const uint64_t *signalSems, const uint64_t *signalValues);
 VkResult vkflowQueueSubmit1(VkQueue q, VkCommandBuffer pre, VkCommandBuffer cmd, uint64_t signalSem, uint64_t signalValue);

@@ -145,7 +145,7 @@ def demo(args):
     print("inverse rendering: %d triangles, %dx%d, sigma %g, %d steps of Adam" % (args.tris, size[0], size[1],
                                                                                  args.sigma, args.steps))
     losses = []
-    targets = {}
+    targets = {args.sigma: target}
     t0 = time.perf_counter()
     for step in range(1, args.steps + 1):
         opt.zero_grad()
@@ -154,9 +154,10 @@ def demo(args):
         frac = step / args.steps
         sigma = args.sigma * (4 if frac <= 0.25 else 2 if frac <= 0.5 else 1)
         img = render(tri, torch.sigmoid(col), size, sigma, args.batch)
-        with torch.no_grad():
-            goal = target if sigma == args.sigma else targets.setdefault(
-                sigma, render(target_tri, target_rgba, size, sigma, args.batch))
+        if sigma not in targets:
+            with torch.no_grad():
+                targets[sigma] = render(target_tri, target_rgba, size, sigma, args.batch)
+        goal = targets[sigma]
         loss = (img - goal).square().mean()
         loss.backward()
         opt.step()

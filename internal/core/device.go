@@ -38,6 +38,9 @@ type Config struct {
 	// WaitSpin is how long a host wait on a timeline polls its value
 	// before it sleeps in vkWaitSemaphores (0: it sleeps at once).
 	WaitSpin time.Duration
+	// Trace, when not empty, is the file a Chrome trace of the device's
+	// work is written to at Close (trace.go).
+	Trace string
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -76,6 +79,7 @@ type Device struct {
 	logical  []QueueInfo // logical index -> physical queue
 
 	waits   waitCounters
+	tracer  *tracer     // nil: no trace (trace.go)
 	closed  atomic.Bool // Close has started: no new objects or submits
 	closing atomic.Bool // the device is being destroyed: no Vulkan calls
 	lost    atomic.Bool // a call returned VK_ERROR_DEVICE_LOST
@@ -196,6 +200,12 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d.mem.init(d)
 	d.stage.init(d)
+	if cfg.Trace != "" {
+		if err := d.startTrace(cfg.Trace); err != nil {
+			d.destroy()
+			return nil, err
+		}
+	}
 	d.startWatcher()
 	return d, nil
 }
@@ -416,6 +426,9 @@ func (d *Device) Close(timeout time.Duration) error {
 	}
 	d.closeObjects()
 	err := idleErr
+	if d.tracer != nil {
+		err = errors.Join(err, d.tracer.finish())
+	}
 	if len(stuck) > 0 {
 		err = errors.Join(err, &StuckError{Queues: stuck})
 	}

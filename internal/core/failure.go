@@ -263,10 +263,13 @@ func (d *Device) CloseTimeline(t *Timeline) {
 // of the wait, so within waitSlice of the failure) instead of waiting for
 // ctx. It allocates nothing.
 func (d *Device) WaitTimeline(ctx context.Context, t *Timeline, v uint64) error {
-	first := true
+	w := waitState{first: true}
+	if tr := d.tracer; tr != nil {
+		defer tr.wait(tr.now(), &w, v)
+	}
 	return d.waitSlices(ctx, true,
 		func() error { return pointFailed(d, t, v) },
-		func(timeout uint64) error { return d.waitSlice(t.Sem, v, &first, timeout) })
+		func(timeout uint64) error { return d.waitSlice(t.Sem, v, &w, timeout) })
 }
 
 // WaitTimelines waits until every (or, with any, one) t[i] reaches v[i],

@@ -65,6 +65,9 @@ func (q *Queue) SubmitLocked(s *vk.Submit, h *Hazards) (uint64, error) {
 	s.Pre = pre
 	s.SignalSems = append(s.SignalSems, q.sem)
 	s.SignalValues = append(s.SignalValues, v)
+	if t := q.dev.tracer; t != nil {
+		return v, q.tracedSubmit(t, s, h, v)
+	}
 	if err := vk.QueueSubmit(q.handle, s); err != nil {
 		return 0, q.dev.check(err)
 	}
@@ -92,6 +95,15 @@ func (q *Queue) SubmitTracked(cmd vk.CommandBuffer, h *Hazards) (uint64, error) 
 	q.mu.Lock()
 	v := q.submitted.Load() + 1
 	pre, err := h.prelude(q, v)
+	if t := d.tracer; t != nil && err == nil {
+		err = q.tracedSubmit(t, &vk.Submit{Pre: pre, Cmd: cmd, SignalSems: []vk.Semaphore{q.sem}, SignalValues: []uint64{v}}, h, v)
+		q.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		d.collect()
+		return v, nil
+	}
 	if err == nil {
 		err = vk.QueueSubmitSignalPre(q.handle, pre, cmd, q.sem, v)
 	}
@@ -107,6 +119,25 @@ func (q *Queue) SubmitTracked(cmd vk.CommandBuffer, h *Hazards) (uint64, error) 
 	}
 	d.collect()
 	return v, nil
+}
+
+// tracedSubmit is the submit of s as value v with a trace: timestamps
+// first and last in the batch, a host span around vkQueueSubmit. Called
+// with q's lock held; on success it stores v and commits h.
+func (q *Queue) tracedSubmit(t *tracer, s *vk.Submit, h *Hazards, v uint64) error {
+	sl := t.beginSubmit(q, s)
+	start := t.now()
+	err := vk.QueueSubmit(q.handle, s)
+	s.Begin, s.End = nil, nil
+	t.submitted(q, s, sl, v, start, err)
+	if err != nil {
+		return q.dev.check(err)
+	}
+	q.submitted.Store(v)
+	if h != nil {
+		h.commit(q)
+	}
+	return nil
 }
 
 // Completed returns the last completed timeline value.
@@ -233,8 +264,11 @@ func (d *Device) WaitPinned(ctx context.Context, sem vk.Semaphore, v uint64) err
 }
 
 func (d *Device) waitSem(ctx context.Context, sem vk.Semaphore, v uint64, gated bool) error {
-	first := true
-	return d.waitSlices(ctx, gated, nil, func(timeout uint64) error { return d.waitSlice(sem, v, &first, timeout) })
+	w := waitState{first: true}
+	if t := d.tracer; t != nil {
+		defer t.wait(t.now(), &w, v)
+	}
+	return d.waitSlices(ctx, gated, nil, func(timeout uint64) error { return d.waitSlice(sem, v, &w, timeout) })
 }
 
 // waitSlices calls wait (a vkWaitSemaphores with the given timeout in ns)

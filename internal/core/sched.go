@@ -101,6 +101,7 @@ type Submission struct {
 	// Scheduler state, guarded by its lock.
 	seq        uint64      // acceptance order
 	blocked    int         // unpromised waits + signalled timelines where an earlier held submit comes first
+	held       bool        // blocked when accepted (a trace's "held" span)
 	dead       bool        // failed while held (failure.go): skipped where it is still indexed
 	prev, next *Submission // the held list, in acceptance order
 }
@@ -246,7 +247,7 @@ func (sc *scheduler) accept(s *Submission, done *[]*Submission) {
 		p.TL.gpu = max(p.TL.gpu, p.Value)
 	}
 	sc.seq++
-	s.seq, s.blocked = sc.seq, blocked
+	s.seq, s.blocked, s.held = sc.seq, blocked, blocked > 0
 	sc.link(s)
 	for _, w := range s.Waits {
 		if w.TL.unpromised(w.Value) {

@@ -64,6 +64,9 @@ func (s *Submission) waitsFor(t *Timeline, v uint64) bool {
 // submit hands s to its queue's driver and records its signals as the
 // last of their timelines. Called with mu held.
 func (sc *scheduler) submit(s *Submission) (uint64, error) {
+	if t := s.Q.dev.tracer; t != nil && s.held {
+		t.async("held", t.at(s.since), map[string]any{"logical queue": s.Logical, "queue": s.Q.Index})
+	}
 	b := sc.build(s)
 	s.Q.Lock()
 	v, err := s.Q.SubmitLocked(b, s.Hazards)

@@ -31,15 +31,20 @@ func (d *Device) WaitStats() WaitStats {
 	return WaitStats{Polled: d.waits.polled.Load(), Blocked: d.waits.blocked.Load()}
 }
 
+// waitState is one host wait's: first until its first slice ran, polled
+// when that slice ended while polling.
+type waitState struct{ first, polled bool }
+
 // waitSlice is one bounded slice of a host wait for sem to reach v: the
-// first (*first set, then cleared) polls for WaitSpin before it blocks, and
-// counts the wait; later slices block at once. It allocates nothing.
-func (d *Device) waitSlice(sem vk.Semaphore, v uint64, first *bool, timeout uint64) error {
-	if !*first {
+// first (w.first set, then cleared) polls for WaitSpin before it blocks,
+// and counts the wait; later slices block at once. It allocates nothing.
+func (d *Device) waitSlice(sem vk.Semaphore, v uint64, w *waitState, timeout uint64) error {
+	if !w.first {
 		return d.VK.WaitSemaphore(sem, v, timeout)
 	}
-	*first = false
+	w.first = false
 	polled, err := d.VK.WaitSemaphoreSpin(sem, v, uint64(d.WaitSpin), timeout)
+	w.polled = polled
 	if polled {
 		d.waits.polled.Add(1)
 	} else {

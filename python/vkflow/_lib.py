@@ -115,6 +115,7 @@ _PROTOTYPES = {
     "vkflow_timeline_export_fd": (c_int, (c_uint64, _p_i32)),
     "vkflow_timeline_import_fd": (c_int, (c_uint64, c_int32, _p_u64)),
     "vkflow_manager_new_queues": (c_int, (c_int32, c_uint32, c_int32, c_int32, _p_u64)),
+    "vkflow_manager_new_traced": (c_int, (c_int32, c_uint32, c_int32, c_int32, c_char_p, _p_u64)),
     "vkflow_manager_queue_count": (c_int, (c_uint64, _p_i32)),
     "vkflow_kernel_new": (c_int, (c_uint64, c_char_p, c_uint64, c_uint64, c_uint64, _p_u64)),
     "vkflow_algorithm_new": (c_int, (c_uint64, c_void_p, c_uint64, c_int32, _p_u64, c_uint32,

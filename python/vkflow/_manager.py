@@ -70,7 +70,10 @@ class Manager(_Handle):
     validation layer with synchronization validation; its messages are counted
     by :func:`validation_messages`. ``queues`` asks for that many logical
     compute queues and ``transfer=True`` for a logical transfer queue after
-    them (logical queues map onto the device's physical ones).
+    them (logical queues map onto the device's physical ones). ``trace`` is a
+    file the Manager writes a Chrome trace of its work to when it closes
+    (Perfetto and chrome://tracing open it; docs/PERFORMANCE.md); the
+    VKFLOW_TRACE environment variable does the same for every Manager.
 
     Closing the Manager closes every tensor, algorithm, sequence, timeline,
     graph, graph Exec and Run created from it: they report ``closed`` and
@@ -80,7 +83,7 @@ class Manager(_Handle):
 
     _kind = "Manager"
 
-    def __init__(self, device=-1, validation=False, queues=None, transfer=False):
+    def __init__(self, device=-1, validation=False, queues=None, transfer=False, trace=None):
         # Every handle made from this Manager, closed with it.
         self._children = weakref.WeakSet()
         self._children_lock = threading.Lock()
@@ -88,7 +91,11 @@ class Manager(_Handle):
         _sync_device_env(L)
         h = c_uint64()
         flags = _lib.VALIDATION if validation else 0
-        if queues is None and not transfer:
+        if trace is not None:
+            compute = 1 if queues is None else int(queues)
+            _check(L.manager_new_traced(int(device), flags, compute, 1 if transfer else 0,
+                                        os.fsencode(trace), byref(h)))
+        elif queues is None and not transfer:
             _check(L.manager_new(int(device), flags, byref(h)))
         else:
             compute = 1 if queues is None else int(queues)
