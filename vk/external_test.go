@@ -65,11 +65,17 @@ func TestExternalMemoryFD(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { d.DestroyBuffer(buf) })
 		req := d.BufferMemoryRequirements(buf)
+		// The test maps the memory: a host-visible type (lavapipe's only
+		// type is; a discrete GPU's first is not).
+		typ, ok := hostVisibleType(info.MemoryTypes, req.TypeBits)
+		if !ok {
+			t.Skipf("%s has no host-visible memory type for external buffers (types %#x)", info.Name, req.TypeBits)
+		}
 		var mem vk.DeviceMemory
 		if fd < 0 {
-			mem, err = d.AllocateExportableMemory(req.Size, 0, vk.ExternalMemoryOpaqueFD, buf)
+			mem, err = d.AllocateExportableMemory(req.Size, typ, vk.ExternalMemoryOpaqueFD, buf)
 		} else {
-			mem, err = d.ImportMemoryFD(fd, req.Size, 0, buf)
+			mem, err = d.ImportMemoryFD(fd, req.Size, typ, buf)
 		}
 		require.NoError(t, err)
 		t.Cleanup(func() { d.FreeMemory(mem) })
@@ -89,3 +95,41 @@ func TestExternalMemoryFD(t *testing.T) {
 }
 
 func unsafeBytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
+
+// hostVisibleType is the first memory type in bits that is host-visible
+// and coherent.
+func hostVisibleType(types []vk.MemoryType, bits uint32) (uint32, bool) {
+	const want = vk.MemoryHostVisible | vk.MemoryHostCoherent
+	for i, mt := range types {
+		if bits&(1<<i) != 0 && mt.Flags&want == want {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}
+
+// TestHostVisibleType: the type TestExternalMemoryFD maps is host-visible
+// on a discrete GPU's memory types too (the NVIDIA H200's first type is
+// device-local only: mapping it was VUID-vkMapMemory-memory-00682), which
+// lavapipe's one type cannot show.
+func TestHostVisibleType(t *testing.T) {
+	const local, host = vk.MemoryDeviceLocal, vk.MemoryHostVisible | vk.MemoryHostCoherent
+	for _, tc := range []struct {
+		name  string
+		types []vk.MemoryType
+		bits  uint32
+		want  uint32
+		ok    bool
+	}{
+		{"lavapipe", []vk.MemoryType{{Flags: local | host}}, 1, 0, true},
+		{"discrete", []vk.MemoryType{{Flags: local}, {Flags: host}, {Flags: local | host}}, 0b111, 1, true},
+		{"allowed types only", []vk.MemoryType{{Flags: local}, {Flags: host}, {Flags: local | host}}, 0b101, 2, true},
+		{"none", []vk.MemoryType{{Flags: local}, {Flags: vk.MemoryHostVisible}}, 0b11, 0, false},
+	} {
+		got, ok := hostVisibleType(tc.types, tc.bits)
+		assert.Equal(t, tc.ok, ok, tc.name)
+		if ok {
+			assert.Equal(t, tc.want, got, tc.name)
+		}
+	}
+}

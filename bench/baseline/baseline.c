@@ -133,14 +133,14 @@ static uint32_t find_compute_family(VkPhysicalDevice phys)
     return 0;
 }
 
-static VkDevice create_device(VkPhysicalDevice phys, uint32_t family)
+static VkDevice create_device(VkPhysicalDevice phys, uint32_t family, uint32_t queues)
 {
-    float priority = 1.0f;
+    float priority[2] = {1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = family,
-        .queueCount = 1,
-        .pQueuePriorities = &priority,
+        .queueCount = queues,
+        .pQueuePriorities = priority,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
@@ -189,6 +189,10 @@ typedef struct {
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;
+    /* queue2: the family's second VkQueue where it has one (vkflow's second
+     * logical queue maps there), else queue. */
+    VkQueue queue2;
+    uint32_t queues;
     uint32_t family;
     VkSemaphore timeline;
     uint64_t timeline_value;
@@ -231,7 +235,7 @@ typedef struct {
     VkCommandBuffer cb_host_sync; /* verification only: writes -> host */
     VkSemaphore chain_timeline;
     uint64_t chain_value;         /* last value signalled on chain_timeline */
-    int chain_verified;
+    int chain_verified, chain_1q_verified;
 
     /* chain1000_cmdbuf: the same chain recorded into one command buffer. */
     VkCommandBuffer cb_chain_one;
@@ -243,6 +247,14 @@ typedef struct {
     VkDescriptorSet set_wide[WIDE_WIDTH];
     VkCommandBuffer cb_wide;
     int wide_verified;
+
+    /* wide8_2q: the same dispatches in two command buffers of WIDE_WIDTH/2,
+     * one per VkQueue, each signalling a timeline of its own; one host wait
+     * for both. */
+    VkCommandBuffer cb_wide_half[2];
+    VkSemaphore wide_tl[2];
+    uint64_t wide_value[2];
+    int wide2_verified;
 } Ctx;
 
 static uint32_t pick_memory_type(const Ctx *c, uint32_t type_bits)
@@ -742,6 +754,21 @@ static void wide_init(Ctx *c)
         vkCmdDispatch(c->cb_wide, WIDE_N / SAXPY_LOCAL_SIZE, 1, 1);
     }
     VK_CHECK(vkEndCommandBuffer(c->cb_wide));
+    const uint32_t half = WIDE_WIDTH / 2;
+    for (uint32_t h = 0; h < 2; h++) {
+        VkCommandBuffer cb = c->cb_wide_half[h] = alloc_cb(c);
+        record_y_barriers(cb, half, bb + h * half);
+        for (uint32_t i = h * half; i < (h + 1) * half; i++) {
+            if (i == h * half)
+                bind_saxpy(c, cb, c->set_wide[i]);
+            else
+                vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->chain_pipe_layout, 0, 1,
+                                        &c->set_wide[i], 0, NULL);
+            vkCmdDispatch(cb, WIDE_N / SAXPY_LOCAL_SIZE, 1, 1);
+        }
+        VK_CHECK(vkEndCommandBuffer(cb));
+        c->wide_tl[h] = create_timeline(c->device);
+    }
 }
 
 static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
@@ -783,8 +810,16 @@ static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
 
     vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
     c->family = find_compute_family(c->phys);
-    c->device = create_device(c->phys, c->family);
+    {
+        VkQueueFamilyProperties fp[32];
+        uint32_t nf = 32;
+        vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nf, fp);
+        c->queues = fp[c->family].queueCount >= 2 ? 2 : 1;
+    }
+    c->device = create_device(c->phys, c->family, c->queues);
     vkGetDeviceQueue(c->device, c->family, 0, &c->queue);
+    vkGetDeviceQueue(c->device, c->family, c->queues - 1, &c->queue2);
+    fprintf(stderr, "baseline: %u VkQueue(s) for the two-queue workloads\n", c->queues);
     c->timeline = create_timeline(c->device);
 
     if (!need_small && !need_big && !need_chain)
@@ -917,6 +952,8 @@ static void ctx_destroy(Ctx *c)
         destroy_buffer(c, &c->wx);
         for (uint32_t i = 0; i < WIDE_WIDTH; i++)
             destroy_buffer(c, &c->wy[i]);
+        for (uint32_t h = 0; h < 2; h++)
+            vkDestroySemaphore(c->device, c->wide_tl[h], NULL);
     }
     if (c->have_chain) {
         destroy_buffer(c, &c->cx);
@@ -1005,7 +1042,7 @@ static void w_manager_create(Ctx *c, uint64_t n)
         VkInstance inst = create_instance();
         VkPhysicalDevice phys = pick_physical_device(inst);
         uint32_t family = find_compute_family(phys);
-        VkDevice dev = create_device(phys, family);
+        VkDevice dev = create_device(phys, family, 1);
         VkQueue q;
         vkGetDeviceQueue(dev, family, 0, &q);
         VkSemaphore sem = create_timeline(dev);
@@ -1035,7 +1072,7 @@ static void verify_all(const char *what, const float *y, uint32_t n, float want)
  * the compute stage and signalling base+k+1, all submitted back to back
  * without host waits; then one vkWaitSemaphores for the last value.
  */
-static void chain_once(Ctx *c)
+static void chain_once(Ctx *c, int two)
 {
     const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     for (uint32_t k = 0; k < CHAIN_LEN; k++) {
@@ -1058,7 +1095,7 @@ static void chain_once(Ctx *c)
             .signalSemaphoreCount = 1,
             .pSignalSemaphores = &c->chain_timeline,
         };
-        VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+        VK_CHECK(vkQueueSubmit(two && (k & 1) ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
         c->chain_value = signal;
     }
     VkSemaphoreWaitInfo wi = {
@@ -1070,22 +1107,30 @@ static void chain_once(Ctx *c)
     VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
 }
 
-static void w_chain1000(Ctx *c, uint64_t n)
+static void chain_run(Ctx *c, uint64_t n, int two, int *verified, const char *name)
 {
     uint64_t i = 0;
-    if (!c->chain_verified && n > 0) {
+    if (!*verified && n > 0) {
         /* From y = 0, x = alpha = 1: one chain leaves exactly CHAIN_LEN in
          * every element. */
         memset(c->cy.map, 0, CHAIN_N * sizeof(float));
-        chain_once(c);
+        chain_once(c, two);
         submit_wait(c, c->cb_host_sync);
-        verify_all("chain1000", c->cy.map, CHAIN_N, (float)CHAIN_LEN);
-        c->chain_verified = 1;
+        verify_all(name, c->cy.map, CHAIN_N, (float)CHAIN_LEN);
+        *verified = 1;
         i = 1;
     }
     for (; i < n; i++)
-        chain_once(c);
+        chain_once(c, two);
 }
+
+/* chain1000: the chain's dispatches alternate between the two VkQueues
+ * (one where the device has one), as vkflow's two logical queues map onto
+ * physical queues: every hop waits on the GPU for the other queue. */
+static void w_chain1000(Ctx *c, uint64_t n) { chain_run(c, n, 1, &c->chain_verified, "chain1000"); }
+
+/* chain1000_1q: the same chain with every submit on one VkQueue. */
+static void w_chain1000_1q(Ctx *c, uint64_t n) { chain_run(c, n, 0, &c->chain_1q_verified, "chain1000_1q"); }
 
 /* chain1000_cmdbuf: one submit of the whole recorded chain + host wait. */
 static void w_chain1000_cmdbuf(Ctx *c, uint64_t n)
@@ -1125,6 +1170,56 @@ static void w_wide8_cmdbuf(Ctx *c, uint64_t n)
         submit_wait(c, c->cb_wide);
 }
 
+/* wide8_2q: half the dispatches on each VkQueue (one where the device has
+ * one), as vkflow's graph_wide8_2q spreads them; one host wait for both. */
+static void wide2_once(Ctx *c)
+{
+    for (uint32_t h = 0; h < 2; h++) {
+        uint64_t signal = ++c->wide_value[h];
+        VkTimelineSemaphoreSubmitInfo tsi = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .signalSemaphoreValueCount = 1,
+            .pSignalSemaphoreValues = &signal,
+        };
+        VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .pNext = &tsi,
+            .commandBufferCount = 1,
+            .pCommandBuffers = &c->cb_wide_half[h],
+            .signalSemaphoreCount = 1,
+            .pSignalSemaphores = &c->wide_tl[h],
+        };
+        VK_CHECK(vkQueueSubmit(h ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
+    }
+    VkSemaphoreWaitInfo wi = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 2,
+        .pSemaphores = c->wide_tl,
+        .pValues = c->wide_value,
+    };
+    VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
+}
+
+static void w_wide8_2q(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->wide2_verified && n > 0) {
+        for (uint32_t k = 0; k < WIDE_WIDTH; k++) {
+            float *y = c->wy[k].map;
+            for (uint32_t j = 0; j < WIDE_N; j++)
+                y[j] = (float)k;
+        }
+        wide2_once(c);
+        submit_wait(c, c->cb_host_sync);
+        for (uint32_t k = 0; k < WIDE_WIDTH; k++)
+            verify_all("wide8_2q", c->wy[k].map, WIDE_N, (float)k + 1.0f);
+        c->wide2_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        wide2_once(c);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Harness                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -1147,8 +1242,10 @@ static const Workload workloads[] = {
     {"mul16m_kernel_vec4", w_mul16m_kernel_vec4, BYTES_PER_ELEMENT * BIG_N, NEED_BIG, 0},
     {"mul16m_kernel_scalar", w_mul16m_kernel_scalar, BYTES_PER_ELEMENT * BIG_N, NEED_BIG, 0},
     {"chain1000", w_chain1000, 0, NEED_CHAIN, CHAIN_LEN},
+    {"chain1000_1q", w_chain1000_1q, 0, NEED_CHAIN, CHAIN_LEN},
     {"chain1000_cmdbuf", w_chain1000_cmdbuf, 0, NEED_CHAIN, CHAIN_LEN},
     {"wide8_cmdbuf", w_wide8_cmdbuf, 0, NEED_CHAIN | NEED_WIDE, 0},
+    {"wide8_2q", w_wide8_2q, 0, NEED_CHAIN | NEED_WIDE, 0},
     {"manager_create", w_manager_create, 0, 0, 0},
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])

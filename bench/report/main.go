@@ -68,7 +68,7 @@ var baselineOf = map[string]string{
 	graphChainName:            chainCmdbufName,
 	"seq_wide8_onecmdbuf":     "wide8_cmdbuf",
 	"graph_wide8_1q":          "wide8_cmdbuf",
-	"graph_wide8_2q":          "wide8_cmdbuf",
+	"graph_wide8_2q":          "wide8_2q", // C with the same two-queue hand-off
 }
 
 // goPairs compare two Go benchmarks of the same run: a graph compiled on
@@ -81,9 +81,9 @@ var goPairs = []struct{ name, base string }{
 // order is the table's row order; other names follow, sorted.
 var order = []string{
 	dispatchName, dispatchPollName, "empty_submit", "mul16m_e2e", "mul16m_kernel_vec4",
-	"mul16m_kernel_scalar", "manager_create", chainName, chainEvalName,
+	"mul16m_kernel_scalar", "manager_create", chainName, "chain1000_1q", chainEvalName,
 	chainCmdbufName, "seq_chain1000_onecmdbuf", graphChainName,
-	"wide8_cmdbuf", "seq_wide8_onecmdbuf", "graph_wide8_1q", "graph_wide8_2q",
+	"wide8_cmdbuf", "wide8_2q", "seq_wide8_onecmdbuf", "graph_wide8_1q", "graph_wide8_2q",
 	"graph_diamond8_1q", "graph_diamond8_2q",
 }
 

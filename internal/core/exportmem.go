@@ -318,6 +318,14 @@ func (d *Device) checkMemoryFD(fd int) error {
 	case syscall.S_IFDIR:
 		kind = "a directory"
 	case syscall.S_IFREG:
+		// Exported memory is never a file of a file system: lavapipe's
+		// are memfds, other drivers' are driver objects. A file would
+		// reach the driver's import and fail there, as
+		// VK_ERROR_INVALID_EXTERNAL_HANDLE on lavapipe but
+		// VK_ERROR_OUT_OF_DEVICE_MEMORY on NVIDIA's driver.
+		if !isMemfd(fd) {
+			kind = "a regular file"
+		}
 	default:
 		if d.lavapipe() {
 			kind = fmt.Sprintf("a special file (mode %#o), and %s exports memory as memfds", st.Mode, d.Info.DriverName)
@@ -328,6 +336,16 @@ func (d *Device) checkMemoryFD(fd int) error {
 	}
 	return nil
 }
+
+// isMemfd reports whether fd is a memfd: only memfds answer F_GET_SEALS
+// (other files: EINVAL).
+func isMemfd(fd int) bool {
+	_, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), fGetSeals, 0)
+	return e == 0
+}
+
+// fGetSeals is F_GET_SEALS (Linux's fcntl.h: F_LINUX_SPECIFIC_BASE + 10).
+const fGetSeals = 1034
 
 // lavapipe reports whether the driver is Mesa's lavapipe (llvmpipe).
 func (d *Device) lavapipe() bool { return d.Info.DriverName == "llvmpipe" }
