@@ -380,6 +380,9 @@ static void render_case(vkflow_manager m)
 	int rc = vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"sigma\": -1}", &img);
 	vkflow_last_error(msg, sizeof msg);
 	CHECK(rc == VKFLOW_ERR_INVALID && strstr(msg, "sigma") != NULL, "soft_render sigma -1: rc %d, %s", rc, msg);
+	rc = vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"sigma\": 0}", &img);
+	vkflow_last_error(msg, sizeof msg);
+	CHECK(rc == VKFLOW_ERR_INVALID && strstr(msg, "sigma is 0") != NULL, "soft_render sigma 0: rc %d, %s", rc, msg);
 	rc = vkflow_soft_render(tp, tri, rgba, "{\"height\": 4, \"width\": 4, \"colour\": 1}", &img);
 	CHECK(rc == VKFLOW_ERR_INVALID, "soft_render unknown option: rc %d", rc);
 	vkflow_tensor in[2] = {tri, rgba};

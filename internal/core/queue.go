@@ -65,10 +65,7 @@ func (q *Queue) SubmitLocked(s *vk.Submit, h *Hazards) (uint64, error) {
 	s.Pre = pre
 	s.SignalSems = append(s.SignalSems, q.sem)
 	s.SignalValues = append(s.SignalValues, v)
-	if t := q.dev.tracer; t != nil {
-		return v, q.tracedSubmit(t, s, h, v)
-	}
-	if err := vk.QueueSubmit(q.handle, s); err != nil {
+	if err := q.queueSubmit(s, v); err != nil {
 		return 0, q.dev.check(err)
 	}
 	q.submitted.Store(v)
@@ -95,17 +92,12 @@ func (q *Queue) SubmitTracked(cmd vk.CommandBuffer, h *Hazards) (uint64, error) 
 	q.mu.Lock()
 	v := q.submitted.Load() + 1
 	pre, err := h.prelude(q, v)
-	if t := d.tracer; t != nil && err == nil {
-		err = q.tracedSubmit(t, &vk.Submit{Pre: pre, Cmd: cmd, SignalSems: []vk.Semaphore{q.sem}, SignalValues: []uint64{v}}, h, v)
-		q.mu.Unlock()
-		if err != nil {
-			return 0, err
-		}
-		d.collect()
-		return v, nil
-	}
 	if err == nil {
-		err = vk.QueueSubmitSignalPre(q.handle, pre, cmd, q.sem, v)
+		if d.tracer != nil {
+			err = q.queueSubmit(&vk.Submit{Pre: pre, Cmd: cmd, SignalSems: []vk.Semaphore{q.sem}, SignalValues: []uint64{v}}, v)
+		} else {
+			err = vk.QueueSubmitSignalPre(q.handle, pre, cmd, q.sem, v)
+		}
 	}
 	if err == nil {
 		q.submitted.Store(v)
@@ -121,23 +113,20 @@ func (q *Queue) SubmitTracked(cmd vk.CommandBuffer, h *Hazards) (uint64, error) 
 	return v, nil
 }
 
-// tracedSubmit is the submit of s as value v with a trace: timestamps
-// first and last in the batch, a host span around vkQueueSubmit. Called
-// with q's lock held; on success it stores v and commits h.
-func (q *Queue) tracedSubmit(t *tracer, s *vk.Submit, h *Hazards, v uint64) error {
+// queueSubmit hands s, which signals value v of q's timeline, to the
+// driver; with a trace, timestamps go first and last in the batch and a
+// host span around vkQueueSubmit. Called with q's lock held.
+func (q *Queue) queueSubmit(s *vk.Submit, v uint64) error {
+	t := q.dev.tracer
+	if t == nil {
+		return vk.QueueSubmit(q.handle, s)
+	}
 	sl := t.beginSubmit(q, s)
 	start := t.now()
 	err := vk.QueueSubmit(q.handle, s)
 	s.Begin, s.End = nil, nil
 	t.submitted(q, s, sl, v, start, err)
-	if err != nil {
-		return q.dev.check(err)
-	}
-	q.submitted.Store(v)
-	if h != nil {
-		h.commit(q)
-	}
-	return nil
+	return err
 }
 
 // Completed returns the last completed timeline value.

@@ -11,6 +11,7 @@ import (
 	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/ops"
+	"github.com/vkflow/vkflow/ops/internal/opstest"
 	"github.com/vkflow/vkflow/ops/render"
 	"github.com/vkflow/vkflow/tensor"
 )
@@ -58,11 +59,11 @@ func BenchmarkSoftRender(b *testing.B) {
 func benchGraphs(b *testing.B, m *vkflow.Manager, blend int) (fwd, bwd *graph.Exec) {
 	const n, size = 64, 256
 	s := benchScene(n, size)
-	tri, err := tensor.FromSlice(m, f32(s.tri), n, 3, 2)
+	tri, err := tensor.FromSlice(m, opstest.Conv(s.tri, toF32), n, 3, 2)
 	require.NoError(b, err)
-	rgba, err := tensor.FromSlice(m, f32(s.rgba), n, 4)
+	rgba, err := tensor.FromSlice(m, opstest.Conv(s.rgba, toF32), n, 4)
 	require.NoError(b, err)
-	dy, err := tensor.FromSlice(m, f32(make([]float64, size*size*4)), size, size, 4)
+	dy, err := tensor.FromSlice(m, opstest.Conv(make([]float64, size*size*4), toF32), size, size, 4)
 	require.NoError(b, err)
 	g, err := graph.New(m)
 	require.NoError(b, err)
@@ -85,10 +86,4 @@ func benchGraphs(b *testing.B, m *vkflow.Manager, blend int) (fwd, bwd *graph.Ex
 	return fwd, bwd
 }
 
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out
-}
+func toF32(v float64) float32 { return float32(v) }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/vkflow/vkflow/ops/internal/opcore"
@@ -144,26 +145,15 @@ func cull(dt tensor.Dtype) string {
 	return "#define CULL 24.0\n"
 }
 
-// typed replaces T, V2 and V4 in src by dt's GLSL types.
+// scalarT is T alone (a word): the scalar type in typed's sources.
+var scalarT = regexp.MustCompile(`\bT\b`)
+
+// typed replaces T, V2, V4 and SIGMOID in src by dt's GLSL types and
+// sigmoid.
 func typed(dt tensor.Dtype, src string) string {
 	t, v2, v4, sig := types(dt)
-	r := strings.NewReplacer("V2", v2, "V4", v4, "SIGMOID", sig)
-	src = r.Replace(src)
-	// T alone (a word) is the scalar type.
-	var b strings.Builder
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if c == 'T' && (i == 0 || !isWord(src[i-1])) && (i+1 == len(src) || !isWord(src[i+1])) {
-			b.WriteString(t)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-func isWord(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	src = strings.NewReplacer("V2", v2, "V4", v4, "SIGMOID", sig).Replace(src)
+	return scalarT.ReplaceAllLiteralString(src, t)
 }
 
 // rasterSource composites the layer's COUNT triangles (start ..

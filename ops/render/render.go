@@ -58,19 +58,19 @@ func (o Options) resolved() (Options, error) {
 	return o, nil
 }
 
-// layers returns the attributes of each layer's soft_raster call.
+// layers returns the attributes of each layer's soft_raster call: one
+// transparent layer when there are no triangles.
 func (o Options) layers(n int) []opcore.Attrs {
 	sigma := o.Sigma
+	at := func(start, count int) opcore.Attrs {
+		return opcore.Attrs{Shape: []int{o.Height, o.Width}, Sigma: &sigma, Start: start, Count: count}
+	}
+	if n == 0 {
+		return []opcore.Attrs{at(0, 0)}
+	}
 	var ats []opcore.Attrs
-	for start := 0; start < n || start == 0; start += o.Batch {
-		count := min(o.Batch, n-start)
-		if n == 0 {
-			count = 0 // no triangles: one transparent layer
-		}
-		ats = append(ats, opcore.Attrs{Shape: []int{o.Height, o.Width}, Sigma: &sigma, Start: start, Count: count})
-		if n == 0 {
-			break
-		}
+	for start := 0; start < n; start += o.Batch {
+		ats = append(ats, at(start, min(o.Batch, n-start)))
 	}
 	return ats
 }

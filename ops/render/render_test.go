@@ -319,4 +319,15 @@ func TestNoTriangles(t *testing.T) {
 		require.NoError(t, x.Wait(ctx))
 		assert.Equal(t, make([]float64, 3*5*4), opstest.LinRead(t, x))
 	}
+	// A new tensor reads zero anyway: into a layer that holds ones, the
+	// empty layer must write its zeros.
+	ones := make([]float64, 3*5*4)
+	for i := range ones {
+		ones[i] = 1
+	}
+	layer := opstest.LinTensor(t, m, tensor.Float32, ones, []int{3, 5, 4})
+	outs, err := ops.Call(ctx, m, "soft_raster", []*tensor.Tensor{tri, rgba}, []*tensor.Tensor{layer}, ops.Attrs{Shape: []int{3, 5}})
+	require.NoError(t, err)
+	require.Equal(t, layer, outs[0])
+	assert.Equal(t, make([]float64, 3*5*4), opstest.LinRead(t, layer))
 }
