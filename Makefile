@@ -152,6 +152,8 @@ bench: deps
 	bench/dask.sh
 	bench/grad.sh
 	bench/render.sh
+	bench/hostpath.sh
+	bench/placement.sh
 	$(GO) test ./bench -run '^$$' -bench '^BenchmarkSched$$' -benchtime 3x -count 3
 	$(GO) test ./dlpack -run '^$$' -bench . -benchtime 200ms -count 3
 	$(GO) test ./tensor -run '^$$' -bench NewCloseZeroed -benchtime 5000x -count 3

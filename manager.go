@@ -207,6 +207,9 @@ func New(opts ...Option) (*Manager, error) {
 	if cfg.trace == "" {
 		cfg.trace = envTracePath()
 	}
+	if err := hostPaths(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.waitSpin < 0 {
 		return nil, fmt.Errorf("%w: WithWaitSpin(%v): the spin cannot be negative", ErrInvalid, cfg.waitSpin)
 	}
@@ -298,6 +301,8 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		TransferQueue:      cfg.transfer,
 		Features:           features,
 		StagedDeviceMemory: cfg.staged,
+		ReadPath:           cfg.reads,
+		WritePath:          cfg.writes,
 		MaxHeld:            cfg.maxHeld,
 		WaitTimeout:        cfg.closeTimeout,
 		WaitSpin:           cfg.waitSpin,
@@ -338,6 +343,21 @@ func (m *Manager) Features() vk.Features { return m.dev.Features }
 
 // MemStats returns the memory allocator's counters.
 func (m *Manager) MemStats() core.MemStats { return m.dev.MemStats() }
+
+// Costs returns what work costs on the Manager's device, as package
+// graph's placement by cost sees it: a hand-off between command buffers on
+// one physical queue and between two, and the GPU time per byte a transfer
+// writes (an invocation of a simple kernel counts 4 bytes). They are
+// measured the first time (10-50 ms; ctx bounds it), then kept, and cached
+// per device and driver in the user cache folder (os.UserCacheDir()/vkflow)
+// for later Managers.
+func (m *Manager) Costs(ctx context.Context) (core.Costs, error) {
+	d := m.Runtime()
+	if d == nil {
+		return core.Costs{}, fmt.Errorf("%w: Manager", ErrClosed)
+	}
+	return d.Costs(ctx)
+}
 
 // OpCacheStats returns the counters of the Manager's eager op streams
 // (package ops): prepared-op cache hits, misses, evictions and entries,

@@ -27,6 +27,7 @@ type config struct {
 	maxHeld       int
 	waitSpin      time.Duration
 	trace         string
+	reads, writes HostPath
 }
 
 func defaultConfig() config {

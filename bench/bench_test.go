@@ -26,8 +26,8 @@ package bench
 //
 // and the workloads recorded once into one command buffer and replayed,
 // whose C sides have other names (onecmdbuf_test.go), and the graphs
-// (graph_test.go), among them the diamonds, which have no C side: their
-// 2-queue form is compared with their 1-queue form.
+// (graph_test.go): their 2-queue forms are compared with C doing the same
+// hand-offs and with their 1-queue forms.
 //
 // Like the C side, every workload runs 3 warm-up iterations before the
 // timer starts and verifies its results once against the CPU, outside the

@@ -7,18 +7,26 @@ package bench
 //	                   recorded in a graph; C side: chain1000_cmdbuf
 //	graph_wide8_1q     the 8 independent saxpy dispatches of wide8,
 //	                   compiled with graph.Queues(0); C side: wide8_cmdbuf
-//	graph_wide8_2q     the same graph compiled on logical queues 0 and 1;
-//	                   bench/report compares it with graph_wide8_1q
+//	graph_wide8_2q     the same graph compiled on logical queues 0 and 1
+//	                   with graph.PlaceSpread (both queues used, as C's
+//	                   wide8_2q); bench/report compares it with C and
+//	                   with graph_wide8_1q
+//	graph_wide8_2q_bycost  the same on logical queues 0 and 1 placed by
+//	                   cost (the default): bench/report compares it with
+//	                   graph_wide8_1q, the goal being at most 1.0x
 //	graph_diamond8_1q  a diamond: s = x + x, then 8 branches b[i] = s + c[i],
 //	                   then one join out = b[0] + ... + b[7] (sum8.spv,
 //	                   testdata/), every node over diamondN floats; on
-//	                   queue 0
-//	graph_diamond8_2q  the same diamond on logical queues 0 and 1, compared
-//	                   with graph_diamond8_1q
+//	                   queue 0; C side: diamond8_cmdbuf
+//	graph_diamond8_2q  the same diamond on logical queues 0 and 1 with
+//	                   PlaceSpread; C side: diamond8_2q (the same hand-offs);
+//	                   compared with graph_diamond8_1q too
+//	graph_diamond8_2q_bycost  the diamond on queues 0 and 1 placed by cost
 //
-// The 2-queue graphs must use both queues (checked at setup from
+// The spread graphs must use both queues (checked at setup from
 // exec.String()). On lavapipe both logical queues are one VkQueue, so the
-// second queue can only cost: more submits and timeline waits, no overlap.
+// second queue can only cost: more submits and timeline waits, no overlap;
+// placed by cost, the graphs stay on one queue there.
 
 import (
 	"context"
@@ -45,7 +53,8 @@ const (
 
 // graphRun compiles g with opts and returns its Run. With twoQueues the
 // schedule must put work on logical queue 1 as well as on 0; without, it
-// must be one submit (one command buffer, as on the C side).
+// must be one submit (one command buffer, as on the C side), unless opts
+// place by cost (anyQueues): the device's costs decide.
 func graphRun(g *graph.Graph, twoQueues bool, opts ...graph.Option) (run, error) {
 	ex, err := g.Compile(opts...)
 	if err != nil {
@@ -58,7 +67,8 @@ func graphRun(g *graph.Graph, twoQueues bool, opts ...graph.Option) (run, error)
 	if os.Getenv("VKFLOW_SCHEDULES") != "" {
 		fmt.Fprint(os.Stderr, s)
 	}
-	if twoQueues && (!strings.Contains(s, ": queue 0 #0") || !strings.Contains(s, ": queue 1 #0")) {
+	byCost := strings.Contains(s, "placement: by cost") && strings.Contains(s, "queues [0 1]")
+	if twoQueues && !byCost && (!strings.Contains(s, ": queue 0 #0") || !strings.Contains(s, ": queue 1 #0")) {
 		return nil, fmt.Errorf("compiled on two queues, the schedule uses one:\n%s", s)
 	}
 	if !twoQueues && !strings.Contains(s, " 1 submits ") {
@@ -81,8 +91,18 @@ func graphChain(m *vkflow.Manager, x *tensor.Tensor, saxpy *algorithm.Algorithm,
 	return graphRun(g, false)
 }
 
-// graphWide records the wide DAG, one saxpy per y, on the given queues.
-func graphWide(m *vkflow.Manager, e *wideEnv, queues ...int) (run, error) {
+// graphWide records the wide DAG, one saxpy per y, on the given queues,
+// placed as place says.
+func graphWide(m *vkflow.Manager, e *wideEnv, place graph.Placement, queues ...int) (run, error) {
+	g, err := wideGraph(m, e)
+	if err != nil {
+		return nil, err
+	}
+	return graphRun(g, len(queues) > 1, graph.Queues(queues...), graph.Place(place))
+}
+
+// wideGraph records the wide DAG.
+func wideGraph(m *vkflow.Manager, e *wideEnv) (*graph.Graph, error) {
 	g, err := graph.New(m)
 	if err != nil {
 		return nil, err
@@ -91,7 +111,22 @@ func graphWide(m *vkflow.Manager, e *wideEnv, queues ...int) (run, error) {
 	for _, a := range e.saxpy {
 		g.Dispatch(a, float32(1))
 	}
-	return graphRun(g, len(queues) > 1, graph.Queues(queues...))
+	return g, nil
+}
+
+// diamondGraph records the diamond.
+func diamondGraph(m *vkflow.Manager, e *diamondEnv) (*graph.Graph, error) {
+	g, err := graph.New(m)
+	if err != nil {
+		return nil, err
+	}
+	g.Input(append([]*tensor.Tensor{e.x}, e.c...)...)
+	g.Dispatch(e.src).Named("s=x+x")
+	for i, a := range e.branch {
+		g.Dispatch(a).Named(fmt.Sprintf("b%d=s+c%d", i, i))
+	}
+	g.Dispatch(e.join).Named("out=sum(b)")
+	return g, nil
 }
 
 // diamondEnv is the diamond setup: x (x[j] = j mod 97), s = x + x, c[i]
@@ -111,9 +146,11 @@ type diamondEnv struct {
 var diamondQueues = []struct {
 	name   string
 	queues []int
+	place  graph.Placement
 }{
-	{"graph_diamond8_1q", []int{0}},
-	{"graph_diamond8_2q", []int{0, 1}},
+	{"graph_diamond8_1q", []int{0}, graph.PlaceSpread},
+	{"graph_diamond8_2q", []int{0, 1}, graph.PlaceSpread},
+	{"graph_diamond8_2q_bycost", []int{0, 1}, graph.PlaceByCost},
 }
 
 // newDiamondEnv needs a Manager with two logical compute queues.
@@ -161,17 +198,11 @@ func newDiamondEnv(m *vkflow.Manager, n int) (*diamondEnv, error) {
 		return nil, err
 	}
 	for _, d := range diamondQueues {
-		g, err := graph.New(m)
+		g, err := diamondGraph(m, e)
 		if err != nil {
 			return nil, err
 		}
-		g.Input(append([]*tensor.Tensor{e.x}, e.c...)...)
-		g.Dispatch(e.src).Named("s=x+x")
-		for i, a := range e.branch {
-			g.Dispatch(a).Named(fmt.Sprintf("b%d=s+c%d", i, i))
-		}
-		g.Dispatch(e.join).Named("out=sum(b)")
-		r, err := graphRun(g, len(d.queues) > 1, graph.Queues(d.queues...))
+		r, err := graphRun(g, len(d.queues) > 1, graph.Queues(d.queues...), graph.Place(d.place))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.name, err)
 		}

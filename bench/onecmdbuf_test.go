@@ -24,6 +24,7 @@ import (
 
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
+	"github.com/vkflow/vkflow/graph"
 	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
@@ -60,8 +61,11 @@ var wideReplays = []struct {
 	{"seq_wide8_onecmdbuf", func(m *vkflow.Manager, e *wideEnv) (run, error) {
 		return oneSequence(m, len(e.saxpy), func(i int) *algorithm.Algorithm { return e.saxpy[i] })
 	}},
-	{"graph_wide8_1q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, 0) }},
-	{"graph_wide8_2q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, 0, 1) }},
+	{"graph_wide8_1q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, graph.PlaceSpread, 0) }},
+	{"graph_wide8_2q", func(m *vkflow.Manager, e *wideEnv) (run, error) { return graphWide(m, e, graph.PlaceSpread, 0, 1) }},
+	{"graph_wide8_2q_bycost", func(m *vkflow.Manager, e *wideEnv) (run, error) {
+		return graphWide(m, e, graph.PlaceByCost, 0, 1)
+	}},
 }
 
 // oneSequence records Dispatch(algo(i), alpha = 1) for i < n into one

@@ -90,6 +90,7 @@ pinned() { sed -E 's#^Benchmark(C|Go)/#Benchmark\1/pinned_#'; }
 : >"$log"
 start=$SECONDS
 for round in $(seq 1 "$ROUNDS"); do
+	echo "round: $round" >>"$raw" # bench/report pairs C and vkflow by round
 	echo "bench: round $round/$ROUNDS: C baseline" >&2
 	"$out/baseline" shaders -benchtime "$C_BENCHTIME" >>"$raw" 2>>"$log"
 	echo "bench: round $round/$ROUNDS: vkflow" >&2

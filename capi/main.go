@@ -370,7 +370,7 @@ func vkflow_tensor_dlpack_device(h C.vkflow_tensor, deviceType, deviceID *C.int3
 		return fail(fmt.Errorf("%w: tensor", vkflow.ErrClosed))
 	}
 	dt, id := dlpack.CPU, int32(0)
-	if !t.Mapped() {
+	if t.Allocation().Mapped == nil { // host-visible memory goes out as CPU
 		dt, id = dlpack.Vulkan, int32(t.Object().Device().Index)
 	}
 	*deviceType, *deviceID = C.int32_t(dt), C.int32_t(id)

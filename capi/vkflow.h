@@ -118,7 +118,12 @@ int vkflow_tensor_close(vkflow_tensor t);
  * waiting for the GPU work submitted on it (ops, sequences, graph runs):
  * up to the Manager's close timeout. vkflow_tensor_write waits the same
  * way before it copies in, so a queued op never sees a half-written
- * input. Submits held back on an unsignalled timeline are not waited for. */
+ * input. Submits held back on an unsignalled timeline are not waited for.
+ * Where the copy is made on the GPU (memory the host does not map or does
+ * not cache: VKFLOW_HOST_READS, VKFLOW_HOST_WRITES), 1 MiB or more of
+ * suitably aligned dst or src is imported (VK_EXT_external_memory_host)
+ * and copied directly; should that copy time out, the GPU may still write
+ * dst until it completes. */
 int vkflow_tensor_read(vkflow_tensor t, void *dst, uint64_t nbytes);
 int vkflow_tensor_write(vkflow_tensor t, void *src, uint64_t nbytes);
 /* dtype name into dtype (cap dtype_len); ndim; shape (cap 32 entries);
@@ -126,7 +131,9 @@ int vkflow_tensor_write(vkflow_tensor t, void *src, uint64_t nbytes);
 int vkflow_tensor_info(vkflow_tensor t, char *dtype, size_t dtype_len, int32_t *ndim, int64_t *shape,
 		       int32_t *memory, int32_t *mapped, int32_t *read_only);
 /* The (device_type, device_id) a default export produces:
- * (kDLCPU 1, 0) when host access is zero-copy, else (kDLVulkan 7, device index). */
+ * (kDLCPU 1, 0) for host-visible memory, else (kDLVulkan 7, device index).
+ * Host-visible memory the host reads through a copy (mapped 0: uncached
+ * device memory, VKFLOW_HOST_READS) goes out as a kDLCPU copy. */
 int vkflow_tensor_dlpack_device(vkflow_tensor t, int32_t *device_type, int32_t *device_id);
 
 /* External memory (docs/INTEROP.md): a tensor's memory as an opaque file

@@ -11,7 +11,12 @@
 //
 //   - kDLCPU, for memory the host can map: data is the mapped memory
 //     itself (zero-copy). Memory the host cannot map is copied into host
-//     memory when Options.Copy allows, and the struct says IS_COPIED.
+//     memory when Options.Copy allows, and the struct says IS_COPIED. So
+//     is mapped memory the host reads through a copy (tensor.Mapped() is
+//     false: uncached device memory on a discrete GPU, see
+//     vkflow.WithHostReads), unless Options.Copy is CopyNever: the
+//     consumer then gets the mapping, which it reads at the speed of
+//     uncached memory.
 //   - kDLVulkan, for consumers in this process that use the same VkDevice:
 //     data points to a VulkanBuffer (vkflow_vulkan_buffer in C, the
 //     first three members in Apache TVM's order).

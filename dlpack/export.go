@@ -187,8 +187,12 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 	if dt.Code == codeBool && !versioned {
 		return Managed{}, core.Unsupported("dlpack: Export: a legacy (DLPack 0.x) consumer cannot take bool tensors (kDLBool is DLPack 1.0); ask for max_version (1, 0) or export a uint8 tensor")
 	}
+	// Host-visible memory goes out as CPU; memory the host reads through
+	// a copy (uncached device memory: vkflow.WithHostReads) goes out as a
+	// copy unless the consumer forbids one.
+	visible := t.Allocation().Mapped != nil
 	target := Device{CPU, 0}
-	if !t.Mapped() {
+	if !visible {
 		target = Device{Vulkan, int32(d.Index)}
 	}
 	if opts.Device != nil {
@@ -217,14 +221,14 @@ func Export(ctx context.Context, t *tensor.Tensor, opts Options) (Managed, error
 			return Managed{}, core.Invalid("dlpack: Export: the consumer timeline belongs to another Manager")
 		}
 	}
-	needCopy := target.Type == CPU && !t.Mapped()
+	needCopy := target.Type == CPU && !visible
 	if t.ReadOnly() && !versioned {
 		needCopy = true // only a copy may go where READ_ONLY cannot be said
 	}
 	if needCopy && opts.Copy == CopyNever {
 		return Managed{}, core.Unsupported("dlpack: Export: %v to %v needs a copy and copy=never", t, target)
 	}
-	doCopy := needCopy || opts.Copy == CopyAlways
+	doCopy := needCopy || opts.Copy == CopyAlways || (target.Type == CPU && !t.Mapped() && opts.Copy != CopyNever)
 
 	e := &export{}
 	var data unsafe.Pointer

@@ -297,7 +297,7 @@ func TestTransferQueue(t *testing.T) {
 	g, _ := graph.New(m)
 	g.Dispatch(saxpy, float32(1)).Named("saxpy")
 	g.Upload(other, ramp(n, 2)).Named("up")
-	e, err := g.Compile()
+	e, err := g.Compile(graph.Place(graph.PlaceSpread))
 	require.NoError(t, err)
 	s := e.String()
 	assert.Contains(t, s, "queue 1 #0\n  1 up", s)

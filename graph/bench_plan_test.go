@@ -50,7 +50,7 @@ func TestBenchPlanWaitEndsAtProducer(t *testing.T) {
 	g.Dispatch(br0).Named("b0")
 	g.Dispatch(br1).Named("b1")
 	g.Dispatch(join).Named("d")
-	e, err := g.Compile()
+	e, err := g.Compile(Place(PlaceSpread))
 	require.NoError(t, err)
 	defer e.Close()
 	t.Log(e.String())

@@ -17,6 +17,8 @@ type options struct {
 	queues   []int
 	maxNodes int
 	maxWork  uint64
+	place    Placement
+	costs    *core.Costs // injected (WithCosts), or the device's
 }
 
 // Defaults of the per-submit caps.
@@ -105,7 +107,10 @@ type segment struct {
 // plan is a compiled graph, before any Vulkan object exists.
 type plan struct {
 	slots    []int // logical queue of each slot
-	order    []int // topological order
+	place    Placement
+	costs    *core.Costs // what PlaceByCost decided with; nil otherwise
+	cost     []uint64    // estimated work of each node, in invocations
+	order    []int       // topological order
 	level    []int
 	slotOf   []int
 	segOf    []int // segment (index in segs) of each node
@@ -131,7 +136,10 @@ func compilePlan(nodes []node, accs [][]access, infos []core.QueueInfo, o option
 			}
 		}
 	}
-	p := &plan{slots: o.queues}
+	p := &plan{slots: o.queues, place: o.place}
+	if o.place == PlaceByCost {
+		p.costs = o.costs
+	}
 	slotOfQueue := map[int]int{}
 	for s, q := range p.slots {
 		if q < 0 || q >= len(infos) {

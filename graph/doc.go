@@ -41,15 +41,23 @@
 //
 //   - Order: a topological order that keeps recording order where it can;
 //     each node's level is its longest path from a source.
-//   - Queues: a node goes to the queue where it is estimated to finish
-//     first (list scheduling over the logical queues Compile may use):
-//     a queue is free when its last node ends, and a predecessor on another
-//     queue adds the cost of a wait. Work is estimated in invocations
-//     (a transfer: one per 4 bytes; every node a launch cost); a node
-//     smaller than a wait follows its latest predecessor. So a chain stays
-//     on one queue, independent branches of real work spread over the
-//     compute queues, and large transfers with no compute neighbours go to
-//     a transfer queue. Dispatches never go to a transfer queue.
+//   - Queues: a node not pinned with OnQueue goes to the queue where it
+//     is estimated to finish first (list scheduling over the logical
+//     queues Compile may use): a queue is free when its last node ends,
+//     and a predecessor on another queue adds the cost of a hand-off. Work
+//     is estimated in invocations (a transfer: one per 4 bytes; every node
+//     a launch cost); a node smaller than a hand-off follows its latest
+//     predecessor. Under PlaceByCost, the default, the hand-offs are the
+//     device's own (Costs: measured once per device and driver, and
+//     cached), against the GPU time of an invocation, and logical queues
+//     that share a physical queue are one queue: branches go to separate
+//     physical queues only where their work exceeds the hand-off, and
+//     never spread over one physical queue (lavapipe's two logical queues
+//     make one command buffer). PlaceSpread (a fixed, small hand-off, each
+//     logical queue its own) and PlaceOneQueue force either way; WithCosts
+//     decides with given figures. So a chain stays on one queue, and
+//     large transfers with no compute neighbours go to a transfer queue of
+//     their own. Dispatches never go to a transfer queue.
 //   - Submits: each queue's nodes are cut into command buffers. A node
 //     that needs a node of another queue starts a new command buffer that
 //     waits, on the GPU, for the producer's; the producer's ends with the
@@ -98,8 +106,10 @@
 // buffer keep that buffer), and refuses a new tensor over memory the graph
 // already touches.
 //
-// Exec.String and Exec.DOT show the schedule: submits, queues, waits,
-// groups and barriers; DOT labels each node with its index, kind and name.
+// Exec.String and Exec.DOT show the schedule: the placement (the
+// decision, the costs it used and the estimated work per queue), submits,
+// queues, waits, groups and barriers; DOT labels each node with its index,
+// kind and name, and its estimated work.
 //
 // Ownership: the Manager owns every Exec and closes it with the sequences;
 // an Exec holds a reference on every tensor and algorithm its nodes use

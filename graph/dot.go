@@ -7,9 +7,10 @@ import (
 	"github.com/vkflow/vkflow/vk"
 )
 
-// String describes the schedule: per submit, in submission order, its
-// queue, the waits on other queues, and its nodes in groups with the
-// barrier before each group.
+// String describes the schedule: the placement (how nodes were put on
+// queues, the costs it decided with and the estimated work per queue),
+// then per submit, in submission order, its queue, the waits on other
+// queues, and its nodes in groups with the barrier before each group.
 func (e *Exec) String() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -17,6 +18,7 @@ func (e *Exec) String() string {
 	var b strings.Builder
 	names := e.tensorNames()
 	fmt.Fprintf(&b, "graph: %d nodes, %d edges, %d submits on queues %v\n", len(e.nodes), len(p.edges), len(p.segs), p.slots)
+	b.WriteString(p.describePlacement() + "\n")
 	for _, seg := range p.segs {
 		fmt.Fprintf(&b, "submit %d: queue %d #%d", seg.id, p.slots[seg.q], seg.k)
 		for _, w := range seg.waits {
@@ -74,9 +76,10 @@ func (e *Exec) tensorNames() map[vk.Buffer]string {
 	return names
 }
 
-// DOT returns the graph in Graphviz's language: one cluster per submit
-// (labelled with its queue), nodes labelled with index, kind and name
-// ("0 fill init"; index and kind for an unnamed node), solid
+// DOT returns the graph in Graphviz's language: the placement line of
+// String as the graph's label, one cluster per submit (labelled with its
+// queue), nodes labelled with index, kind and name ("0 fill init"; index
+// and kind for an unnamed node) over their estimated work, solid
 // edges for dependencies inside a submit (barriers), dashed edges for
 // dependencies ordered between submits (the queue's order or a wait), and
 // bold red edges for the waits between queues.
@@ -86,10 +89,11 @@ func (e *Exec) DOT() string {
 	p := e.plan
 	var b strings.Builder
 	b.WriteString("digraph vkflow {\n  rankdir=TB;\n  node [shape=box];\n")
+	fmt.Fprintf(&b, "  labelloc=t;\n  label=%q;\n", p.describePlacement())
 	for _, seg := range p.segs {
 		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=\"submit %d: queue %d #%d\";\n", seg.id, seg.id, p.slots[seg.q], seg.k)
 		for _, i := range seg.nodes {
-			fmt.Fprintf(&b, "    n%d [label=%q];\n", i, e.nodes[i].fullLabel(i))
+			fmt.Fprintf(&b, "    n%d [label=%q];\n", i, e.nodes[i].fullLabel(i)+"\nest. "+p.fmtWork(p.cost[i]))
 		}
 		b.WriteString("  }\n")
 	}

@@ -82,6 +82,11 @@ func (g *Graph) Compile(opts ...Option) (*Exec, error) {
 			o.queues = append(o.queues, i)
 		}
 	}
+	costs, err := costsFor(d, o, infos)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
+	o.costs = costs
 	g.mu.Lock()
 	if g.err != nil {
 		g.mu.Unlock()

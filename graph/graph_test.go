@@ -85,7 +85,7 @@ func TestDiamondTwoQueues(t *testing.T) {
 	g.Dispatch(bd).Named("d=b+c")
 	out := make([]float32, n)
 	g.Download(d, out)
-	e, err := g.Compile()
+	e, err := g.Compile(graph.Place(graph.PlaceSpread))
 	require.NoError(t, err)
 	s := e.String()
 	t.Log(s)

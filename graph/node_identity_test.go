@@ -131,7 +131,7 @@ func TestDOTLabelsKindAndName(t *testing.T) {
 	e, err := g.Compile()
 	require.NoError(t, err)
 	dot := e.DOT()
-	for _, want := range []string{`n0 [label="0 fill init"]`, `n1 [label="1 dispatch"]`, `n2 [label="2 copy back"]`} {
+	for _, want := range []string{`n0 [label="0 fill init\nest. `, `n1 [label="1 dispatch\nest. `, `n2 [label="2 copy back\nest. `} {
 		assert.Contains(t, dot, want)
 	}
 }

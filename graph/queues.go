@@ -23,21 +23,37 @@ func cost(n *node) uint64 {
 }
 
 // assign puts each node on a queue slot: a pinned node on its queue, a
-// node smaller than a wait on its latest predecessor's queue (a source on
-// the first queue that can run it), the others by earliest estimated
-// finish (list scheduling): a queue is free
-// when its last node ends, a node starts when its predecessors have ended,
-// plus waitCost for each on another queue. Ties go to the queue of the
-// latest predecessor, then, for transfers, to a transfer queue, then to
-// the lowest slot. Dispatches and opaque nodes never go to a transfer
-// queue.
+// node smaller than a hand-off on its latest predecessor's queue (a source
+// on the first queue that can run it), the others by earliest estimated
+// finish (list scheduling). A resource (a physical queue under
+// PlaceByCost, a slot under PlaceSpread: model) is free when its last node
+// ends; a node starts when its predecessors have ended, plus the hand-off
+// from each on another slot. Ties go to the queue of the latest
+// predecessor, then, for transfers, to a transfer queue of its own, then
+// to the lowest slot. Dispatches and opaque nodes never go to a transfer
+// queue. Under PlaceOneQueue every node that is not pinned goes to the
+// first queue that can run it.
 func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotOfQueue map[int]int) error {
+	m := p.model(infos)
 	p.slotOf = make([]int, len(nodes))
-	free := make([]uint64, len(p.slots))
+	p.cost = make([]uint64, len(nodes))
+	nres := 0
+	for _, r := range m.res {
+		nres = max(nres, r+1)
+	}
+	free := make([]uint64, nres)
 	finish := make([]uint64, len(nodes))
 	compute := false
-	for _, q := range p.slots {
-		compute = compute || !infos[q].Transfer
+	computeRes := map[int]bool{}
+	for s, q := range p.slots {
+		if !infos[q].Transfer {
+			compute = true
+			computeRes[m.res[s]] = true
+		}
+	}
+	small := min(m.sameRes, m.cross)
+	if small == 0 {
+		small = max(m.sameRes, m.cross)
 	}
 	for _, i := range p.order {
 		n := &nodes[i]
@@ -46,6 +62,12 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 			return core.Invalid("node %s needs a compute queue and the graph may use only transfer queues %v", n.label(i), p.slots)
 		}
 		c := cost(n)
+		p.cost[i] = c
+		place := func(s int) {
+			p.slotOf[i] = s
+			finish[i] = p.start(i, s, preds, free, finish, m) + c
+			free[m.res[s]] = finish[i]
+		}
 		if n.queue >= 0 {
 			s, ok := slotOfQueue[n.queue]
 			if !ok {
@@ -54,9 +76,11 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 			if gpu && infos[n.queue].Transfer {
 				return core.Invalid("node %s needs a compute queue; queue %d is the transfer queue", n.label(i), n.queue)
 			}
-			p.slotOf[i] = s
-			finish[i] = p.start(i, s, preds, free, finish) + c
-			free[s] = finish[i]
+			place(s)
+			continue
+		}
+		if p.place == PlaceOneQueue {
+			place(p.smallSlot(-1, compute, infos))
 			continue
 		}
 		latest := -1
@@ -65,14 +89,12 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 				latest = q
 			}
 		}
-		if c < waitCost {
-			// A small node is not worth a wait: it follows its latest
+		if c < small {
+			// A small node is not worth a hand-off: it follows its latest
 			// predecessor, or a small source goes to the first queue
 			// that can run it.
 			if s := p.smallSlot(latest, gpu, infos); s >= 0 {
-				p.slotOf[i] = s
-				finish[i] = p.start(i, s, preds, free, finish) + c
-				free[s] = finish[i]
+				place(s)
 				continue
 			}
 		}
@@ -81,12 +103,12 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 			if gpu && infos[q].Transfer {
 				continue
 			}
-			end := p.start(i, s, preds, free, finish) + c
+			end := p.start(i, s, preds, free, finish, m) + c
 			rank := 3
 			switch {
 			case latest >= 0 && p.slotOf[latest] == s:
 				rank = 0
-			case !gpu && infos[q].Transfer:
+			case !gpu && infos[q].Transfer && !computeRes[m.res[s]]:
 				rank = 1
 			}
 			if best < 0 || end < bestEnd || end == bestEnd && rank < bestRank {
@@ -95,7 +117,7 @@ func (p *plan) assign(nodes []node, preds [][]int, infos []core.QueueInfo, slotO
 		}
 		p.slotOf[i] = best
 		finish[i] = bestEnd
-		free[best] = bestEnd
+		free[m.res[best]] = bestEnd
 	}
 	return nil
 }
@@ -117,14 +139,10 @@ func (p *plan) smallSlot(latest int, gpu bool, infos []core.QueueInfo) int {
 	return -1
 }
 
-func (p *plan) start(i, s int, preds [][]int, free, finish []uint64) uint64 {
-	t := free[s]
+func (p *plan) start(i, s int, preds [][]int, free, finish []uint64, m model) uint64 {
+	t := free[m.res[s]]
 	for _, q := range preds[i] {
-		at := finish[q]
-		if p.slotOf[q] != s {
-			at += waitCost
-		}
-		t = max(t, at)
+		t = max(t, finish[q]+m.hand(p.slotOf[q], s))
 	}
 	return t
 }

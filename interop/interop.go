@@ -107,11 +107,15 @@ func Export(t *tensor.Tensor) (MemoryHandle, error) {
 
 // Import imports exported memory into the owner's device and returns a
 // Device tensor of dtype and shape over it, zero-copy for the host where
-// the memory type is host-visible. Before the driver sees the fd it checks
-// that h.DeviceUUID and h.DriverUUID are the importing device's (ErrInvalid
-// naming both), that dtype×shape fits the exported tensor (h.Bytes, at
-// h.Offset within h.Size), that the memory type exists, and that h.FD is
-// an open fd of a kind that can hold memory (a pipe cannot).
+// the memory type is host-visible (and, if it is not host-coherent, the
+// tensor starts on a multiple of nonCoherentAtomSize); elsewhere, as for
+// an export in a type the host cannot map (a discrete GPU's device-local
+// memory), its host reads and writes are copies. Before the driver sees
+// the fd it checks that h.DeviceUUID and h.DriverUUID are the importing
+// device's (ErrInvalid naming both), that dtype×shape fits the exported
+// tensor (h.Bytes, at h.Offset within h.Size), that the memory type
+// exists, and that h.FD is an open fd of a kind that can hold memory (a
+// pipe cannot).
 //
 // Import always consumes h.FD: on success Vulkan owns it, on failure Import
 // closes it; the caller never touches it again. Two exceptions, both

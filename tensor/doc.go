@@ -20,6 +20,11 @@
 // Host access: the typed accessors (Float32s, Int32s, ...) return a slice
 // that aliases the mapped memory when Mapped() is true — writes through it
 // change the tensor, and it is valid until Close — and a copy otherwise.
+// Mapped() is true where the host reads the memory through its mapping:
+// by default only memory the host caches, since the CPU reads a discrete
+// GPU's device-local memory through a resizable BAR at a small fraction of
+// the bus's speed; such memory is read by GPU copies instead, and written
+// through the mapping (vkflow.WithHostReads and WithHostWrites choose).
 // Write copies host data in. Reading results of GPU work requires that work
 // to be complete (and, within a sequence, a SyncLocal).
 //

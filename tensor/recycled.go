@@ -21,7 +21,7 @@ func NewOver(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, give 
 	if core.TensorBufferSize(size) != a.Size {
 		return nil, core.Invalid("NewOver: %v%v needs a buffer of %d bytes, not %d", dtype, shape, core.TensorBufferSize(size), a.Size)
 	}
-	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: a.Mapped != nil}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: d.ReadsMapped(a)}
 	if err := t.obj.Init(d, core.KindTensor, func() { give(a) }, nil); err != nil {
 		return nil, err
 	}

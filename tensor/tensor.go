@@ -37,7 +37,7 @@ type Tensor struct {
 	// refuse Write and every GPU write a sequence would record.
 	readOnly bool
 	kind     Memory // alloc.Kind, kept here: alloc is freed on Close
-	mapped   bool   // alloc.Mapped != nil at creation
+	mapped   bool   // host reads go through the mapping (core.ReadsMapped)
 }
 
 // acquire enters the device's gate and takes a reference for a host
@@ -198,7 +198,7 @@ func New(o Owner, dtype Dtype, shape []int, opts ...Option) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: a.Mapped != nil}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, kind: a.Kind, mapped: d.ReadsMapped(a)}
 	if err := t.obj.Init(d, core.KindTensor, func() { d.Free(a) }, nil); err != nil {
 		d.Free(a)
 		return nil, err
@@ -224,7 +224,7 @@ func Adopt(d *core.Device, a *core.Allocation, dtype Dtype, shape []int, readOnl
 	if size > a.Size {
 		return nil, core.Invalid("Adopt: %v%v does not fit %d bytes", dtype, shape, a.Size)
 	}
-	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly, kind: a.Kind, mapped: a.Mapped != nil}
+	t := &Tensor{dev: d, alloc: a, dtype: dtype, shape: append([]int(nil), shape...), n: n, readOnly: readOnly, kind: a.Kind, mapped: d.ReadsMapped(a)}
 	a.MarkWritten() // adopted memory holds the producer's data
 	destroy := func() {
 		d.Free(a)
@@ -277,7 +277,7 @@ func (t *Tensor) writeBytes(src []byte) error {
 	a := t.alloc
 	a.MarkWritten()
 	switch {
-	case a.Mapped != nil:
+	case t.dev.WritesMapped(a):
 		copy(a.Bytes(), src)
 		return t.dev.Flush(a)
 	case a.Kind == Storage:
@@ -313,7 +313,7 @@ func view[T Elem](t *Tensor) ([]T, error) {
 	}
 	defer t.release()
 	a := t.alloc
-	if a.Mapped != nil {
+	if t.mapped {
 		if err := t.dev.Invalidate(a); err != nil {
 			return nil, err
 		}
@@ -369,7 +369,8 @@ func (t *Tensor) Bytes() uint64 { return uint64(t.n) * uint64(t.dtype.Size()) }
 // Memory returns where the tensor lives.
 func (t *Tensor) Memory() Memory { return t.kind }
 
-// Mapped reports whether host access is zero-copy.
+// Mapped reports whether host reads are zero-copy: the accessors alias the
+// mapped memory (package doc: host access).
 func (t *Tensor) Mapped() bool { return t.mapped }
 
 // ReadOnly reports whether the tensor refuses writes (an import of
@@ -413,7 +414,7 @@ func (t *Tensor) ReadBytes(dst []byte) error {
 	}
 	a := t.alloc
 	switch {
-	case a.Mapped != nil:
+	case t.mapped:
 		if err := t.dev.Invalidate(a); err != nil {
 			return err
 		}

@@ -46,11 +46,17 @@
 // signal it (on a single-queue driver, a wait that nobody signals blocks
 // the queue until someone does). Signals of a shared timeline follow the
 // rules above. A host Signal queries the counter first, so a value the
-// other side reached already is refused with ErrInvalid naming it. Where
-// the device cannot export timeline semaphores as opaque fds (no
-// VK_KHR_external_semaphore_fd, as on lavapipe), New with Exportable()
-// returns ErrUnsupported naming the extension. Shared reports whether a
-// timeline is shared.
+// other side reached already is refused with ErrInvalid naming it. The
+// Khronos validation layer (1.3.239 and others) loses track of shared
+// timelines' counters and may report such a Signal as overtaking a pending
+// signal (VUID-VkSemaphoreSignalInfo-value-03259) whose value is at or
+// below the counter Signal read first; no such signal can be pending, and
+// the debug hook gets the report as information that says so
+// (vk.KnownFalsePositive). Where the device cannot export timeline
+// semaphores as opaque fds (no VK_KHR_external_semaphore_fd, as on
+// lavapipe, or a driver that shares binary semaphores only), New with
+// Exportable() returns ErrUnsupported naming the extension. Shared reports
+// whether a timeline is shared.
 //
 // # Failures
 //

@@ -78,14 +78,20 @@ func unregisterDebugSink(t uintptr) { debugSinks.Delete(t) }
 
 //export vkflowGoDebug
 func vkflowGoDebug(token C.uintptr_t, severity, types C.uint32_t, id, text *C.char) {
-	f, ok := debugSinks.Load(uintptr(token))
-	if !ok {
-		return
-	}
-	f.(func(Message))(Message{
+	dispatchDebug(uintptr(token), Message{
 		Severity: Severity(severity),
 		Types:    uint32(types),
 		ID:       C.GoString(id),
 		Text:     C.GoString(text),
 	})
+}
+
+// dispatchDebug hands m to the sink registered under token, a report that
+// vkflow has proved false as information (falsepos.go).
+func dispatchDebug(token uintptr, m Message) {
+	f, ok := debugSinks.Load(token)
+	if !ok {
+		return
+	}
+	f.(func(Message))(demoteFalsePositive(m))
 }

@@ -19,6 +19,9 @@
 //   - Every failure is an *Error that names the call and the VkResult
 //     ("vkQueueSubmit: VK_ERROR_DEVICE_LOST"); sentinels such as
 //     ErrDeviceLost work with errors.Is.
+//   - Debug messages reach the callback as the layer wrote them, but for
+//     reports the binding can prove false (KnownFalsePositive,
+//     falsepos.go), which arrive as SeverityInfo with a prefix saying why.
 //
 // Package vk imports nothing from the rest of the module. It is safe for
 // concurrent use exactly where Vulkan is: callers synchronize queues,

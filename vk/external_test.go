@@ -1,6 +1,7 @@
 package vk_test
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -132,4 +133,39 @@ func TestHostVisibleType(t *testing.T) {
 			assert.Equal(t, tc.want, got, tc.name)
 		}
 	}
+}
+
+// SignalSharedSemaphore is a valid host signal (under validation, on any
+// semaphore), and it records what proves the layer's report
+// VUID-VkSemaphoreSignalInfo-value-03259 false for that semaphore, until
+// the semaphore is destroyed. lavapipe cannot export timelines, so the
+// layer's own report cannot be drawn here: the message is the 1.3.239
+// layer's text for this semaphore's handle.
+func TestSignalSharedSemaphore(t *testing.T) {
+	_, dev, _, _ := device(t)
+	sem, err := dev.CreateTimeline(1)
+	require.NoError(t, err)
+	report := func(value, pending uint64) vk.Message {
+		return vk.Message{Severity: vk.SeverityError, Types: vk.MessageValidation, ID: "VUID-VkSemaphoreSignalInfo-value-03259",
+			Text: fmt.Sprintf("Validation Error: [ VUID-VkSemaphoreSignalInfo-value-03259 ] Object 0: handle = 0x%x, type = VK_OBJECT_TYPE_SEMAPHORE; | MessageID = 0x9b2f7a8 | "+
+				"vkSignalSemaphore(): value (%d) must be less than value of any pending signal operation (%d) for semaphore VkSemaphore 0x%x[].", uint64(sem), value, pending, uint64(sem))}
+	}
+	_, known := vk.KnownFalsePositive(report(5, 1))
+	assert.False(t, known, "before any shared signal")
+
+	cur, err := dev.SemaphoreValue(sem)
+	require.NoError(t, err)
+	require.NoError(t, dev.SignalSharedSemaphore(sem, 5, cur))
+	v, err := dev.SemaphoreValue(sem)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), v)
+	why, known := vk.KnownFalsePositive(report(5, 1))
+	assert.True(t, known)
+	assert.Contains(t, why, "counter was at 1")
+	_, known = vk.KnownFalsePositive(report(5, 2))
+	assert.False(t, known, "a pending signal above the counter read before the signal may be real")
+
+	dev.DestroySemaphore(sem)
+	_, known = vk.KnownFalsePositive(report(5, 1))
+	assert.False(t, known, "a destroyed semaphore's handle may come back")
 }

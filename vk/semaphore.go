@@ -20,7 +20,10 @@ func (d *Device) CreateTimeline(initial uint64) (Semaphore, error) {
 }
 
 // DestroySemaphore destroys a semaphore.
-func (d *Device) DestroySemaphore(s Semaphore) { C.vkflowDestroySemaphore(d.handle, C.uint64_t(s)) }
+func (d *Device) DestroySemaphore(s Semaphore) {
+	forgetSemaphore(s)
+	C.vkflowDestroySemaphore(d.handle, C.uint64_t(s))
+}
 
 // SemaphoreValue returns a timeline semaphore's current value.
 func (d *Device) SemaphoreValue(s Semaphore) (uint64, error) {

@@ -5,9 +5,11 @@
  *   cc -O2 -std=c11 -Wall -Wextra -o OUT bench/baseline/baseline.c -lvulkan -lm
  *
  * Usage:
- *   baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING]
+ *   baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING] [-sum8 PATH]
  *
- * SHADER_DIR must contain mul.spv, mul_vec4.spv and saxpy.spv. Results go to
+ * SHADER_DIR must contain mul.spv, mul_vec4.spv, saxpy.spv and add_vec4.spv;
+ * the diamond8 workloads also load sum8.spv from PATH (default
+ * bench/testdata/sum8.spv, relative to the working directory). Results go to
  * stdout in Go's benchmark format
  * (BenchmarkC/<name>-<ncpu>\t<iters>\t<ns> ns/op[\t<x> GB/s][\t<x> ns/dispatch]);
  * diagnostics (device, driver, notes) go to stderr. See README.md.
@@ -72,12 +74,19 @@ static void *xaligned_alloc(size_t size)
 #define WIDE_N (256u * 1024u)              /* wide8_cmdbuf floats per buffer */
 #define WIDE_WIDTH 8u                      /* wide8_cmdbuf independent dispatches */
 #define POLL_NS 200000u                    /* dispatch_poll1024's poll before it blocks */
+#define DIAMOND_N (256u * 1024u)           /* diamond8 floats per buffer */
+#define DIAMOND_WIDTH 8u                   /* diamond8 branches (sum8.spv joins 8) */
+#define ADD_VEC4_LOCAL_SIZE 256u           /* add_vec4.spv local_size_x, in vec4s */
+#define SUM8_LOCAL_SIZE 64u                /* sum8.spv local_size_x */
+#define MAX_BINDINGS (DIAMOND_WIDTH + 1u)  /* sum8.spv's: b[0..7], out */
+#define DEFAULT_SUM8 "bench/testdata/sum8.spv"
 
 /* What a workload needs set up (Workload.needs). */
 #define NEED_SMALL 1u /* dispatch1024's buffers and command buffer */
 #define NEED_BIG 2u   /* the mul16m_* buffers and command buffers */
 #define NEED_CHAIN 4u /* saxpy, the chains' x and y and command buffers */
 #define NEED_WIDE 8u  /* wide8_cmdbuf's buffers and command buffer (with NEED_CHAIN) */
+#define NEED_DIAMOND 16u /* the diamond8 workloads' pipelines, buffers, command buffers */
 
 /* ------------------------------------------------------------------------ */
 /* Device setup shared by the main context and manager_create               */
@@ -255,6 +264,28 @@ typedef struct {
     VkSemaphore wide_tl[2];
     uint64_t wide_value[2];
     int wide2_verified;
+
+    /* diamond8: s = x + x (add_vec4.spv), b[i] = s + c[i] for i < 8 (add_vec4),
+     * out = b[0] + ... + b[7] (sum8.spv), DIAMOND_N floats each. */
+    int have_diamond;
+    VkDescriptorSetLayout add_set_layout, sum8_set_layout;
+    VkPipelineLayout add_pipe_layout, sum8_pipe_layout;
+    VkPipeline pipe_add_vec4, pipe_sum8;
+    Buffer dx, ds, dout, dc[DIAMOND_WIDTH], db[DIAMOND_WIDTH];
+    VkDescriptorSet set_dsrc, set_dbranch[DIAMOND_WIDTH], set_djoin;
+    /* diamond8_cmdbuf: the whole diamond in one command buffer. */
+    VkCommandBuffer cb_diamond;
+    int diamond_verified;
+    /* diamond8_2q: four command buffers, the segments of vkflow's 2-queue
+     * schedule: [0] s and [1] the even branches on queue, [2] the odd
+     * branches and [3] the join on queue2; diamond_tl[0] is signalled by
+     * [0] and [1], diamond_tl[1] by [2] and [3]; diamond_seg[k] is the
+     * value segment k signalled in the last run (0 before the first). */
+    VkCommandBuffer cb_diamond_seg[4];
+    VkSemaphore diamond_tl[2];
+    uint64_t diamond_value[2];
+    uint64_t diamond_seg[4];
+    int diamond2_verified;
 } Ctx;
 
 static uint32_t pick_memory_type(const Ctx *c, uint32_t type_bits)
@@ -307,10 +338,8 @@ static void destroy_buffer(Ctx *c, Buffer *b)
     memset(b, 0, sizeof *b);
 }
 
-static VkShaderModule load_shader(Ctx *c, const char *dir, const char *name)
+static VkShaderModule load_shader_path(Ctx *c, const char *path)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "baseline: cannot open %s: %s\n", path, strerror(errno));
@@ -343,6 +372,13 @@ static VkShaderModule load_shader(Ctx *c, const char *dir, const char *name)
     return mod;
 }
 
+static VkShaderModule load_shader(Ctx *c, const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return load_shader_path(c, path);
+}
+
 static VkPipeline create_pipeline_layout(Ctx *c, VkShaderModule mod, int dispatch_base,
                                          VkPipelineLayout layout)
 {
@@ -367,7 +403,7 @@ static VkPipeline create_pipeline(Ctx *c, VkShaderModule mod, int dispatch_base)
     return create_pipeline_layout(c, mod, dispatch_base, c->pipe_layout);
 }
 
-/* A descriptor set of layout binding bufs[i] (whole) at binding i, i < n <= 3. */
+/* A descriptor set of layout binding bufs[i] (whole) at binding i, i < n <= MAX_BINDINGS. */
 static VkDescriptorSet create_set_of(Ctx *c, VkDescriptorSetLayout layout, uint32_t n,
                                      const Buffer *const *bufs)
 {
@@ -379,7 +415,9 @@ static VkDescriptorSet create_set_of(Ctx *c, VkDescriptorSetLayout layout, uint3
     };
     VkDescriptorSet set;
     VK_CHECK(vkAllocateDescriptorSets(c->device, &ai, &set));
-    VkDescriptorBufferInfo infos[3];
+    VkDescriptorBufferInfo infos[MAX_BINDINGS];
+    if (n > MAX_BINDINGS)
+        die("create_set_of: too many bindings");
     for (uint32_t i = 0; i < n; i++)
         infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0, bufs[i]->size};
     VkWriteDescriptorSet w = {
@@ -466,9 +504,9 @@ static void record_mul(Ctx *c, VkCommandBuffer cb, VkPipeline pipe, VkDescriptor
     VK_CHECK(vkEndCommandBuffer(cb));
 }
 
-/* Submit cb (or nothing when cb is NULL), signalling ++timeline; returns
- * the value it signals. */
-static uint64_t submit_signal(Ctx *c, VkCommandBuffer cb)
+/* Submit cb (or nothing when cb is NULL) to q, signalling ++timeline;
+ * returns the value it signals. */
+static uint64_t submit_signal_q(Ctx *c, VkQueue q, VkCommandBuffer cb)
 {
     uint64_t value = ++c->timeline_value;
     VkTimelineSemaphoreSubmitInfo tsi = {
@@ -484,8 +522,14 @@ static uint64_t submit_signal(Ctx *c, VkCommandBuffer cb)
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &c->timeline,
     };
-    VK_CHECK(vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE));
+    VK_CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
     return value;
+}
+
+/* submit_signal_q on the first queue. */
+static uint64_t submit_signal(Ctx *c, VkCommandBuffer cb)
+{
+    return submit_signal_q(c, c->queue, cb);
 }
 
 /* Submit cb (or nothing when cb is NULL), signalling ++timeline; host-wait it. */
@@ -501,11 +545,6 @@ static void submit_wait(Ctx *c, VkCommandBuffer cb)
     VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
 }
 
-/* submit_wait, but the host wait first polls the timeline's counter for up
- * to POLL_NS, yielding the CPU between polls, and blocks in vkWaitSemaphores
- * only after that: the wait vkflow's host waits make (WithWaitSpin, default
- * 200 µs), in raw C, so that vkflow's polled wait has a baseline that waits
- * the same way. */
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -513,14 +552,21 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void submit_poll_wait(Ctx *c, VkCommandBuffer cb)
+/* The polling host wait for n timelines: until every sems[i] reaches
+ * values[i], poll their counters for up to POLL_NS, yielding between polls,
+ * then block in vkWaitSemaphores (all of them). */
+static void poll_wait(Ctx *c, uint32_t n, const VkSemaphore *sems, const uint64_t *values)
 {
-    uint64_t value = submit_signal(c, cb);
     uint64_t start = now_ns();
     for (;;) {
-        uint64_t v = 0;
-        VK_CHECK(vkGetSemaphoreCounterValue(c->device, c->timeline, &v));
-        if (v >= value)
+        uint32_t reached = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t v = 0;
+            VK_CHECK(vkGetSemaphoreCounterValue(c->device, sems[i], &v));
+            if (v >= values[i])
+                reached++;
+        }
+        if (reached == n)
             return;
         if (now_ns() - start >= POLL_NS)
             break;
@@ -528,11 +574,22 @@ static void submit_poll_wait(Ctx *c, VkCommandBuffer cb)
     }
     VkSemaphoreWaitInfo wi = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-        .semaphoreCount = 1,
-        .pSemaphores = &c->timeline,
-        .pValues = &value,
+        .semaphoreCount = n,
+        .pSemaphores = sems,
+        .pValues = values,
     };
     VK_CHECK(vkWaitSemaphores(c->device, &wi, UINT64_MAX));
+}
+
+/* submit_wait, but the host wait first polls the timeline's counter for up
+ * to POLL_NS, yielding the CPU between polls, and blocks in vkWaitSemaphores
+ * only after that: the wait vkflow's host waits make (WithWaitSpin, default
+ * 200 µs), in raw C, so that vkflow's polled wait has a baseline that waits
+ * the same way. */
+static void submit_poll_wait(Ctx *c, VkCommandBuffer cb)
+{
+    uint64_t value = submit_signal(c, cb);
+    poll_wait(c, 1, &c->timeline, &value);
 }
 
 /* Deterministic inputs whose products are normal floats (no denormals, no
@@ -706,17 +763,6 @@ static void chain_init(Ctx *c, const char *shader_dir)
     c->cb_chain[1] = record_chain_cb(c);
     c->cb_chain_one = record_chain_one_cb(c);
 
-    /* Verification: make the chain's writes visible to the host. */
-    c->cb_host_sync = alloc_cb(c);
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    vkCmdPipelineBarrier(c->cb_host_sync, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    VK_CHECK(vkEndCommandBuffer(c->cb_host_sync));
-
     c->chain_timeline = create_timeline(c->device);
     c->chain_value = 0;
 }
@@ -771,11 +817,205 @@ static void wide_init(Ctx *c)
     }
 }
 
-static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
+/*
+ * A descriptor set layout of n storage buffers at bindings 0..n-1 (compute
+ * stage) and a pipeline layout of it alone, no push constants.
+ */
+static void storage_layout(Ctx *c, uint32_t n, VkDescriptorSetLayout *set_layout,
+                           VkPipelineLayout *pipe_layout)
+{
+    VkDescriptorSetLayoutBinding binds[MAX_BINDINGS];
+    if (n > MAX_BINDINGS)
+        die("storage_layout: too many bindings");
+    for (uint32_t i = 0; i < n; i++) {
+        binds[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    }
+    VkDescriptorSetLayoutCreateInfo dslci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = n,
+        .pBindings = binds,
+    };
+    VK_CHECK(vkCreateDescriptorSetLayout(c->device, &dslci, NULL, set_layout));
+    VkPipelineLayoutCreateInfo plci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = set_layout,
+    };
+    VK_CHECK(vkCreatePipelineLayout(c->device, &plci, NULL, pipe_layout));
+}
+
+/*
+ * A barrier for a read after a write in the same command buffer or on the
+ * same queue: COMPUTE_SHADER / SHADER_WRITE -> COMPUTE_SHADER / SHADER_READ
+ * on the whole of b (y_barrier is the one for a write after a write).
+ */
+static VkBufferMemoryBarrier read_barrier(const Buffer *b)
+{
+    VkBufferMemoryBarrier bb = y_barrier(b);
+    bb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    return bb;
+}
+
+/* Record the dispatch of diamond node set over DIAMOND_N floats: add_vec4
+ * (DIAMOND_N / 4 / 256 workgroups) for s and the branches, sum8
+ * (DIAMOND_N / 64) for the join. The pipeline is bound by the caller. */
+static void diamond_dispatch(Ctx *c, VkCommandBuffer cb, VkDescriptorSet set, int join)
+{
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+                            join ? c->sum8_pipe_layout : c->add_pipe_layout, 0, 1, &set, 0, NULL);
+    vkCmdDispatch(cb, join ? DIAMOND_N / SUM8_LOCAL_SIZE : DIAMOND_N / 4 / ADD_VEC4_LOCAL_SIZE,
+                  1, 1);
+}
+
+/* Record branches i = first, first+step, ... < DIAMOND_WIDTH (add_vec4 bound). */
+static void diamond_branches(Ctx *c, VkCommandBuffer cb, uint32_t first, uint32_t step)
+{
+    for (uint32_t i = first; i < DIAMOND_WIDTH; i += step)
+        diamond_dispatch(c, cb, c->set_dbranch[i], 0);
+}
+
+/*
+ * The diamond of bench/graph_test.go (graph_diamond8_1q/2q): x[j] = j mod
+ * 97, c[i] filled with i, s = x + x, b[i] = s + c[i], out = b[0] + ... +
+ * b[7]; every buffer DIAMOND_N floats. add_vec4.spv and sum8.spv get a
+ * layout each (3 and 9 storage buffers).
+ *
+ * diamond8_cmdbuf, one command buffer, as vkflow's graph compiled on one
+ * queue records it (its schedule: s, barrier on s, the 8 branches, barrier
+ * on the 8 b, the join), plus one leading barrier that orders the iteration
+ * after the previous one on every buffer it writes (s, b[0..7], out: write
+ * after write and write after read), see record_chain_one_cb; vkflow
+ * submits that barrier as a prelude command buffer in the same batch.
+ *
+ * diamond8_2q, the four segments of vkflow's schedule on two queues. Each
+ * starts with one barrier on what it touches that was last written on its
+ * own VkQueue, as vkflow's hazard tracking (per physical queue) puts in
+ * its preludes; what was written on the other queue comes through the
+ * timeline wait:
+ *   [0] queue:  barrier on s (after the previous run's s and its reads on
+ *               this queue), s = x + x
+ *   [1] queue:  barrier on s (read after [0]'s write) and on b[0, 2, 4, 6]
+ *               (after the previous run's), the even branches
+ *   [2] queue2: barrier on b[1, 3, 5, 7] (after the previous run's writes
+ *               and the previous join's reads), the odd branches; s comes
+ *               through the wait on [0] (on one VkQueue, also through
+ *               [1]'s barrier on s)
+ *   [3] queue2: barrier on b[1, 3, 5, 7] (read after [2]'s write) and out
+ *               (after the previous run's), the join; b[0, 2, 4, 6] come
+ *               through the wait on [1], and where queue2 is queue the
+ *               barrier covers them too (as vkflow's prelude does there)
+ */
+static void diamond_init(Ctx *c, const char *shader_dir, const char *sum8_path)
+{
+    c->have_diamond = 1;
+    storage_layout(c, 3, &c->add_set_layout, &c->add_pipe_layout);
+    storage_layout(c, DIAMOND_WIDTH + 1, &c->sum8_set_layout, &c->sum8_pipe_layout);
+    VkShaderModule mod = load_shader(c, shader_dir, "add_vec4.spv");
+    c->pipe_add_vec4 = create_pipeline_layout(c, mod, 0, c->add_pipe_layout);
+    vkDestroyShaderModule(c->device, mod, NULL);
+    mod = load_shader_path(c, sum8_path);
+    c->pipe_sum8 = create_pipeline_layout(c, mod, 0, c->sum8_pipe_layout);
+    vkDestroyShaderModule(c->device, mod, NULL);
+
+    const VkDeviceSize bytes = DIAMOND_N * sizeof(float);
+    c->dx = create_buffer(c, bytes);
+    c->ds = create_buffer(c, bytes);
+    c->dout = create_buffer(c, bytes);
+    float *x = c->dx.map;
+    for (uint32_t j = 0; j < DIAMOND_N; j++)
+        x[j] = (float)(j % 97u);
+    memset(c->ds.map, 0, bytes);
+    memset(c->dout.map, 0, bytes);
+    {
+        const Buffer *bufs[3] = {&c->dx, &c->dx, &c->ds};
+        c->set_dsrc = create_set_of(c, c->add_set_layout, 3, bufs);
+    }
+    const Buffer *join[MAX_BINDINGS];
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++) {
+        c->dc[i] = create_buffer(c, bytes);
+        c->db[i] = create_buffer(c, bytes);
+        float *ci = c->dc[i].map;
+        for (uint32_t j = 0; j < DIAMOND_N; j++)
+            ci[j] = (float)i;
+        memset(c->db[i].map, 0, bytes);
+        const Buffer *bufs[3] = {&c->ds, &c->dc[i], &c->db[i]};
+        c->set_dbranch[i] = create_set_of(c, c->add_set_layout, 3, bufs);
+        join[i] = &c->db[i];
+    }
+    join[DIAMOND_WIDTH] = &c->dout;
+    c->set_djoin = create_set_of(c, c->sum8_set_layout, DIAMOND_WIDTH + 1, join);
+
+    VkBufferMemoryBarrier bb[DIAMOND_WIDTH + 2];
+    uint32_t nb;
+
+    /* diamond8_cmdbuf */
+    VkCommandBuffer cb = c->cb_diamond = alloc_cb(c);
+    nb = 0;
+    bb[nb++] = y_barrier(&c->ds);
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++)
+        bb[nb++] = y_barrier(&c->db[i]);
+    bb[nb++] = y_barrier(&c->dout);
+    record_y_barriers(cb, nb, bb);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_add_vec4);
+    diamond_dispatch(c, cb, c->set_dsrc, 0);
+    bb[0] = read_barrier(&c->ds);
+    record_y_barriers(cb, 1, bb);
+    diamond_branches(c, cb, 0, 1);
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++)
+        bb[i] = read_barrier(&c->db[i]);
+    record_y_barriers(cb, DIAMOND_WIDTH, bb);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_sum8);
+    diamond_dispatch(c, cb, c->set_djoin, 1);
+    VK_CHECK(vkEndCommandBuffer(cb));
+
+    /* diamond8_2q [0]: s */
+    cb = c->cb_diamond_seg[0] = alloc_cb(c);
+    bb[0] = y_barrier(&c->ds);
+    record_y_barriers(cb, 1, bb);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_add_vec4);
+    diamond_dispatch(c, cb, c->set_dsrc, 0);
+    VK_CHECK(vkEndCommandBuffer(cb));
+    /* [1]: the even branches; [2]: the odd ones */
+    for (uint32_t h = 0; h < 2; h++) {
+        cb = c->cb_diamond_seg[1 + h] = alloc_cb(c);
+        nb = 0;
+        if (h == 0)
+            bb[nb++] = read_barrier(&c->ds);
+        for (uint32_t i = h; i < DIAMOND_WIDTH; i += 2)
+            bb[nb++] = y_barrier(&c->db[i]);
+        record_y_barriers(cb, nb, bb);
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_add_vec4);
+        diamond_branches(c, cb, h, 2);
+        VK_CHECK(vkEndCommandBuffer(cb));
+    }
+    /* [3]: the join; b[i] written on its own VkQueue get a barrier (all
+     * of them where queue2 is queue) */
+    cb = c->cb_diamond_seg[3] = alloc_cb(c);
+    nb = 0;
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++)
+        if (i % 2 == 1 || c->queues == 1)
+            bb[nb++] = read_barrier(&c->db[i]);
+    bb[nb++] = y_barrier(&c->dout);
+    record_y_barriers(cb, nb, bb);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe_sum8);
+    diamond_dispatch(c, cb, c->set_djoin, 1);
+    VK_CHECK(vkEndCommandBuffer(cb));
+
+    for (uint32_t h = 0; h < 2; h++)
+        c->diamond_tl[h] = create_timeline(c->device);
+}
+
+static void ctx_init(Ctx *c, const char *shader_dir, const char *sum8_path, unsigned needs)
 {
     const int need_small = (needs & NEED_SMALL) != 0, need_big = (needs & NEED_BIG) != 0;
     const int need_wide = (needs & NEED_WIDE) != 0;
     const int need_chain = (needs & NEED_CHAIN) != 0 || need_wide;
+    const int need_diamond = (needs & NEED_DIAMOND) != 0;
     memset(c, 0, sizeof *c);
     c->instance = create_instance();
     c->phys = pick_physical_device(c->instance);
@@ -822,7 +1062,7 @@ static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
     fprintf(stderr, "baseline: %u VkQueue(s) for the two-queue workloads\n", c->queues);
     c->timeline = create_timeline(c->device);
 
-    if (!need_small && !need_big && !need_chain)
+    if (!need_small && !need_big && !need_chain && !need_diamond)
         return;
 
     VkCommandPoolCreateInfo cpci = {
@@ -831,20 +1071,36 @@ static void ctx_init(Ctx *c, const char *shader_dir, unsigned needs)
     };
     VK_CHECK(vkCreateCommandPool(c->device, &cpci, NULL, &c->cmd_pool));
 
-    /* Sets: small, big, chain (3 buffers, 3, 2) and the wide ones (2 each). */
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8 + 2 * WIDE_WIDTH};
+    /* Sets: small, big, chain (3 buffers, 3, 2), the wide ones (2 each) and
+     * the diamond's: s and the branches (3 each) and the join (9). */
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               8 + 2 * WIDE_WIDTH + 3 * (1 + DIAMOND_WIDTH) + DIAMOND_WIDTH + 1};
     VkDescriptorPoolCreateInfo dpci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 3 + WIDE_WIDTH,
+        .maxSets = 3 + WIDE_WIDTH + DIAMOND_WIDTH + 2,
         .poolSizeCount = 1,
         .pPoolSizes = &ps,
     };
     VK_CHECK(vkCreateDescriptorPool(c->device, &dpci, NULL, &c->desc_pool));
 
+    /* Verification of the chains, wide8 and diamond8: make the GPU's
+     * writes visible to the host. */
+    c->cb_host_sync = alloc_cb(c);
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(c->cb_host_sync, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    VK_CHECK(vkEndCommandBuffer(c->cb_host_sync));
+
     if (need_chain)
         chain_init(c, shader_dir);
     if (need_wide)
         wide_init(c);
+    if (need_diamond)
+        diamond_init(c, shader_dir, sum8_path);
     if (!need_small && !need_big)
         return;
 
@@ -954,6 +1210,23 @@ static void ctx_destroy(Ctx *c)
             destroy_buffer(c, &c->wy[i]);
         for (uint32_t h = 0; h < 2; h++)
             vkDestroySemaphore(c->device, c->wide_tl[h], NULL);
+    }
+    if (c->have_diamond) {
+        destroy_buffer(c, &c->dx);
+        destroy_buffer(c, &c->ds);
+        destroy_buffer(c, &c->dout);
+        for (uint32_t i = 0; i < DIAMOND_WIDTH; i++) {
+            destroy_buffer(c, &c->dc[i]);
+            destroy_buffer(c, &c->db[i]);
+        }
+        vkDestroyPipeline(c->device, c->pipe_add_vec4, NULL);
+        vkDestroyPipeline(c->device, c->pipe_sum8, NULL);
+        vkDestroyPipelineLayout(c->device, c->add_pipe_layout, NULL);
+        vkDestroyPipelineLayout(c->device, c->sum8_pipe_layout, NULL);
+        vkDestroyDescriptorSetLayout(c->device, c->add_set_layout, NULL);
+        vkDestroyDescriptorSetLayout(c->device, c->sum8_set_layout, NULL);
+        for (uint32_t h = 0; h < 2; h++)
+            vkDestroySemaphore(c->device, c->diamond_tl[h], NULL);
     }
     if (c->have_chain) {
         destroy_buffer(c, &c->cx);
@@ -1220,6 +1493,134 @@ static void w_wide8_2q(Ctx *c, uint64_t n)
         wide2_once(c);
 }
 
+/* Clear s, b[i] and out, so that a stale result cannot pass verification. */
+static void diamond_clear(Ctx *c)
+{
+    const size_t bytes = DIAMOND_N * sizeof(float);
+    memset(c->ds.map, 0, bytes);
+    memset(c->dout.map, 0, bytes);
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++)
+        memset(c->db[i].map, 0, bytes);
+}
+
+/* Check every b[i][j] == 2*x[j] + i and out[j] == 16*x[j] + 28 (0+1+...+7),
+ * all exact in float; the GPU's writes were made visible to the host. */
+static void diamond_verify(Ctx *c, const char *name)
+{
+    const float *b[DIAMOND_WIDTH];
+    for (uint32_t i = 0; i < DIAMOND_WIDTH; i++)
+        b[i] = c->db[i].map;
+    const float *out = c->dout.map;
+    for (uint32_t j = 0; j < DIAMOND_N; j++) {
+        float x = (float)(j % 97u);
+        for (uint32_t i = 0; i < DIAMOND_WIDTH; i++) {
+            if (b[i][j] != 2.0f * x + (float)i) {
+                fprintf(stderr, "baseline: %s: verification failed at b%u[%u]: got %.9g want %.9g\n",
+                        name, i, j, (double)b[i][j], (double)(2.0f * x + (float)i));
+                exit(1);
+            }
+        }
+        if (out[j] != 16.0f * x + 28.0f) {
+            fprintf(stderr, "baseline: %s: verification failed at %u: got %.9g want %.9g\n",
+                    name, j, (double)out[j], (double)(16.0f * x + 28.0f));
+            exit(1);
+        }
+    }
+    fprintf(stderr, "baseline: %s: verified %u elements (and the 8 branches)\n", name, DIAMOND_N);
+}
+
+/* diamond8_cmdbuf: one submit of the whole diamond + the polling host wait,
+ * as vkflow's Exec.Run waits (graph_diamond8_1q). */
+static void w_diamond8_cmdbuf(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->diamond_verified && n > 0) {
+        diamond_clear(c);
+        submit_poll_wait(c, c->cb_diamond);
+        submit_wait(c, c->cb_host_sync);
+        diamond_verify(c, "diamond8_cmdbuf");
+        c->diamond_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        submit_poll_wait(c, c->cb_diamond);
+}
+
+/*
+ * One run of diamond8_2q: the four segments submitted in vkflow's plan
+ * order, one vkQueueSubmit each, segments 0 and 1 to queue, 2 and 3 to
+ * queue2 (the same VkQueue where the device has one). Each signals the next
+ * value of its queue's timeline and waits (stage ALL_COMMANDS, as vkflow's
+ * waits) for:
+ *   [0] the previous run's [2] (it read s, which [0] writes)
+ *   [1] the previous run's [3] (it read b[0, 2, 4, 6], which [1] writes)
+ *   [2] this run's [0] (s)
+ *   [3] this run's [1] (b[0, 2, 4, 6])
+ * Before the first run the previous values are 0, which a timeline has
+ * already reached (vkflow leaves those waits out). Then the polling host
+ * wait for the last value of each VkQueue, as Pending.Wait waits on each
+ * physical queue's last value: [1]'s and [3]'s on two queues, [3]'s alone
+ * on one (its signal comes after everything submitted before it there).
+ */
+static void diamond2_once(Ctx *c)
+{
+    static const uint32_t queue_of[4] = {0, 0, 1, 1};
+    /* The segment each one waits for: the previous run's for [0] and [1],
+     * this run's for [2] and [3]. */
+    static const uint32_t waits_on[4] = {2, 3, 0, 1};
+    uint64_t prev[4];
+    memcpy(prev, c->diamond_seg, sizeof prev);
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    for (uint32_t k = 0; k < 4; k++) {
+        uint32_t q = queue_of[k], w = waits_on[k];
+        uint64_t wait = k < 2 ? prev[w] : c->diamond_seg[w];
+        uint64_t signal = ++c->diamond_value[q];
+        VkTimelineSemaphoreSubmitInfo tsi = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .waitSemaphoreValueCount = 1,
+            .pWaitSemaphoreValues = &wait,
+            .signalSemaphoreValueCount = 1,
+            .pSignalSemaphoreValues = &signal,
+        };
+        VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .pNext = &tsi,
+            .waitSemaphoreCount = 1,
+            .pWaitSemaphores = &c->diamond_tl[queue_of[w]],
+            .pWaitDstStageMask = &stage,
+            .commandBufferCount = 1,
+            .pCommandBuffers = &c->cb_diamond_seg[k],
+            .signalSemaphoreCount = 1,
+            .pSignalSemaphores = &c->diamond_tl[q],
+        };
+        VK_CHECK(vkQueueSubmit(q ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
+        c->diamond_seg[k] = signal;
+    }
+    if (c->queues == 2) {
+        const uint64_t last[2] = {c->diamond_seg[1], c->diamond_seg[3]};
+        poll_wait(c, 2, c->diamond_tl, last);
+    } else {
+        poll_wait(c, 1, &c->diamond_tl[1], &c->diamond_seg[3]);
+    }
+}
+
+static void w_diamond8_2q(Ctx *c, uint64_t n)
+{
+    uint64_t i = 0;
+    if (!c->diamond2_verified && n > 0) {
+        diamond_clear(c);
+        diamond2_once(c);
+        /* out is written on queue2: make it visible to the host there. */
+        uint64_t value = submit_signal_q(c, c->queue2, c->cb_host_sync);
+        poll_wait(c, 1, &c->timeline, &value);
+        diamond_verify(c, "diamond8_2q");
+        c->diamond2_verified = 1;
+        i = 1;
+    }
+    for (; i < n; i++)
+        diamond2_once(c);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Harness                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -1246,6 +1647,8 @@ static const Workload workloads[] = {
     {"chain1000_cmdbuf", w_chain1000_cmdbuf, 0, NEED_CHAIN, CHAIN_LEN},
     {"wide8_cmdbuf", w_wide8_cmdbuf, 0, NEED_CHAIN | NEED_WIDE, 0},
     {"wide8_2q", w_wide8_2q, 0, NEED_CHAIN | NEED_WIDE, 0},
+    {"diamond8_cmdbuf", w_diamond8_cmdbuf, 0, NEED_DIAMOND, 0},
+    {"diamond8_2q", w_diamond8_2q, 0, NEED_DIAMOND, 0},
     {"manager_create", w_manager_create, 0, 0, 0},
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -1284,7 +1687,7 @@ static void run_workload(Ctx *c, const Workload *w, double benchtime_s, long ncp
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING]\n");
+    fprintf(stderr, "usage: baseline SHADER_DIR [-benchtime SECONDS] [-run SUBSTRING] [-sum8 PATH]\n");
     exit(2);
 }
 
@@ -1306,6 +1709,7 @@ int main(int argc, char **argv)
 {
     const char *shader_dir = NULL;
     const char *filter = NULL;
+    const char *sum8_path = DEFAULT_SUM8;
     double benchtime = 1.0;
 
     for (int i = 1; i < argc; i++) {
@@ -1324,6 +1728,12 @@ int main(int argc, char **argv)
             filter = argv[i];
         } else if (strncmp(a, "-run=", 5) == 0) {
             filter = a + 5;
+        } else if (strcmp(a, "-sum8") == 0) {
+            if (++i >= argc)
+                usage();
+            sum8_path = argv[i];
+        } else if (strncmp(a, "-sum8=", 6) == 0) {
+            sum8_path = a + 6;
         } else if (a[0] == '-') {
             usage();
         } else if (!shader_dir) {
@@ -1357,7 +1767,7 @@ int main(int argc, char **argv)
     }
 
     Ctx ctx;
-    ctx_init(&ctx, shader_dir, needs);
+    ctx_init(&ctx, shader_dir, sum8_path, needs);
     for (size_t i = 0; i < NUM_WORKLOADS; i++)
         if (selected[i])
             run_workload(&ctx, &workloads[i], benchtime, ncpu);

@@ -38,6 +38,10 @@ import (
 const (
 	dispatchGoal = 1.05 // dispatch1024: vkflow ns/op <= 1.05 x C
 	e2eGoal      = 0.90 // mul16m_e2e: vkflow GB/s >= 0.9 x C
+	// kernelGoal: mul16m_kernel_vec4, the same SPIR-V timed kernel only,
+	// vkflow time <= 1.03 x C, paired by round (issue 31).
+	kernelGoal   = 1.03
+	kernelName   = "mul16m_kernel_vec4"
 	dispatchName = "dispatch1024"
 	// dispatchPollName is dispatch1024 in C with the polling host wait.
 	dispatchPollName = "dispatch_poll1024"
@@ -69,13 +73,19 @@ var baselineOf = map[string]string{
 	"seq_wide8_onecmdbuf":     "wide8_cmdbuf",
 	"graph_wide8_1q":          "wide8_cmdbuf",
 	"graph_wide8_2q":          "wide8_2q", // C with the same two-queue hand-off
+	"graph_diamond8_1q":       "diamond8_cmdbuf",
+	"graph_diamond8_2q":       "diamond8_2q", // C with the same segments, waits and queues
 }
 
 // goPairs compare two Go benchmarks of the same run: a graph compiled on
-// two logical queues against the same graph on one.
+// two logical queues against the same graph on one, spread over both
+// (graph.PlaceSpread: the hand-offs C does too) and placed by cost (the
+// default; the goal on a GPU is at most 1.0x).
 var goPairs = []struct{ name, base string }{
 	{"graph_wide8_2q", "graph_wide8_1q"},
 	{"graph_diamond8_2q", "graph_diamond8_1q"},
+	{"graph_wide8_2q_bycost", "graph_wide8_1q"},
+	{"graph_diamond8_2q_bycost", "graph_diamond8_1q"},
 }
 
 // order is the table's row order; other names follow, sorted.
@@ -84,11 +94,13 @@ var order = []string{
 	"mul16m_kernel_scalar", "manager_create", chainName, "chain1000_1q", chainEvalName,
 	chainCmdbufName, "seq_chain1000_onecmdbuf", graphChainName,
 	"wide8_cmdbuf", "wide8_2q", "seq_wide8_onecmdbuf", "graph_wide8_1q", "graph_wide8_2q",
-	"graph_diamond8_1q", "graph_diamond8_2q",
+	"graph_wide8_2q_bycost", "diamond8_cmdbuf", "diamond8_2q", "graph_diamond8_1q", "graph_diamond8_2q",
+	"graph_diamond8_2q_bycost",
 }
 
 // sample is one benchmark line.
 type sample struct {
+	round   int // the bench/run.sh round it came from ("round: N" lines); 0 without
 	ns      float64
 	bytesOp float64 // bytes per op from GB/s or MB/s, 0 if none
 	metrics map[string]float64
@@ -103,6 +115,7 @@ type results struct {
 
 var (
 	benchLine  = regexp.MustCompile(`^Benchmark(C|Go)/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+	roundLine  = regexp.MustCompile(`^round: (\d+)$`)
 	deviceLine = regexp.MustCompile(`^baseline: device \d+: (.*)$`)
 )
 
@@ -111,8 +124,13 @@ func parse(r io.Reader) (*results, error) {
 	res := &results{runs: map[string]map[string][]sample{"C": {}, "Go": {}}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	round := 0
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
+		if m := roundLine.FindStringSubmatch(line); m != nil {
+			round, _ = strconv.Atoi(m[1])
+			continue
+		}
 		if m := deviceLine.FindStringSubmatch(line); m != nil {
 			res.device = m[1]
 			continue
@@ -130,6 +148,7 @@ func parse(r io.Reader) (*results, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %v: %q", n, err, line)
 		}
+		s.round = round
 		res.runs[side][name] = append(res.runs[side][name], s)
 	}
 	return res, sc.Err()
@@ -363,6 +382,7 @@ func render(w io.Writer, res *results, m meta) {
 		renderChains(w, res, chains)
 	}
 	renderGoPairs(w, res)
+	renderPaired(w, res)
 	renderPinned(w, res)
 
 	fmt.Fprintf(w, "\nSpread (min–max ns/op over the runs; ns/dispatch for the chains):\n\n")
@@ -434,6 +454,7 @@ func render(w io.Writer, res *results, m meta) {
 		}
 	}
 	renderPinnedGoal(w, res)
+	renderKernelGoal(w, res)
 	if r, ok := res.find(e2eName); ok && r.hasC && r.hasGo && !math.IsNaN(r.gbpsRatio()) {
 		fmt.Fprintf(w, "- mul16m_e2e vkflow GB/s >= %.1fx C (vec4 e2e): %s vs %s GB/s = %.2fx — **%s**\n", e2eGoal,
 			fmtNum(r.vf.gbps, 2), fmtNum(r.c.gbps, 2), r.gbpsRatio(), verdict(r.gbpsRatio() >= e2eGoal))

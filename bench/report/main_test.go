@@ -194,6 +194,9 @@ BenchmarkC/chain1000_cmdbuf-2	10	6000000 ns/op	6000 ns/dispatch
 BenchmarkC/chain1000_cmdbuf-2	10	5000000 ns/op	5000 ns/dispatch
 BenchmarkC/wide8_cmdbuf-2	50	10000000 ns/op
 BenchmarkC/wide8_2q-2	50	13000000 ns/op
+BenchmarkC/diamond8_cmdbuf-2	50	7000000 ns/op
+BenchmarkC/diamond8_2q-2	50	8000000 ns/op
+BenchmarkC/diamond8_cmdbuf-2	50	7400000 ns/op
 BenchmarkGo/chain1000-2	3	45000000 ns/op	45000 ns/dispatch
 BenchmarkGo/seq_chain1000_onecmdbuf-2	10	6600000 ns/op	6600 ns/dispatch
 BenchmarkGo/graph_chain1000-2	10	6000000 ns/op	6000 ns/dispatch
@@ -221,6 +224,8 @@ func TestPairedBaselines(t *testing.T) {
 		{"seq_wide8_onecmdbuf", "wide8_cmdbuf", 10e6, 11e6, false},
 		{"graph_wide8_1q", "wide8_cmdbuf", 10e6, 12e6, false},
 		{"graph_wide8_2q", "wide8_2q", 13e6, 15e6, false},
+		{"graph_diamond8_1q", "diamond8_cmdbuf", 7.2e6, 9e6, false},
+		{"graph_diamond8_2q", "diamond8_2q", 8e6, 9.9e6, false},
 	} {
 		r, ok := res.find(tc.name)
 		if !ok || !r.hasC || !r.hasGo || r.cName != tc.cName || r.chain() != tc.chain {
@@ -236,7 +241,7 @@ func TestPairedBaselines(t *testing.T) {
 		}
 	}
 	// A C workload compared under other names is no row of its own.
-	for _, name := range []string{"chain1000_cmdbuf", "wide8_cmdbuf"} {
+	for _, name := range []string{"chain1000_cmdbuf", "wide8_cmdbuf", "wide8_2q", "diamond8_cmdbuf", "diamond8_2q"} {
 		if r, ok := res.find(name); ok {
 			t.Errorf("%s is a row: %+v", name, r)
 		}
@@ -249,7 +254,12 @@ func TestPairedBaselines(t *testing.T) {
 		"- graph_chain1000 (C: chain1000_cmdbuf): C 5,000–6,000 ns/dispatch (2 runs); vkflow 6,000–6,000 ns/dispatch (1 runs)",
 		"graph chain: vkflow graph_chain1000 <= 1.10x C chain1000_cmdbuf (ns/dispatch): 1.09 (6,000 vs 5,500 ns/dispatch) — **MET**",
 		"graph chain: >= 3x faster than the per-submit chain1000 (vkflow): 7.50x (6,000 vs 45,000 ns/dispatch) — **MET**",
-		"| graph_diamond8_1q | — | 9,000,000 | — |",
+		"| graph_wide8_2q (C: wide8_2q) | 13,000,000 | 15,000,000 | 1.15 |",
+		"| graph_diamond8_1q (C: diamond8_cmdbuf) | 7,200,000 | 9,000,000 | 1.25 |",
+		"| graph_diamond8_2q (C: diamond8_2q) | 8,000,000 | 9,900,000 | 1.24 |",
+		"- graph_diamond8_1q (C: diamond8_cmdbuf): C 7,000,000–7,400,000 (2 runs); vkflow 8,000,000–10,000,000 (2 runs)",
+		"- graph_diamond8_2q (C: diamond8_2q): C 8,000,000–8,000,000 (1 runs); vkflow 9,900,000–9,900,000 (1 runs)",
+		// The 2-queue graphs against their 1-queue forms stay.
 		"| graph_wide8_2q | graph_wide8_1q | 12,000,000 | 15,000,000 | 1.25 |",
 		"| graph_diamond8_2q | graph_diamond8_1q | 9,000,000 | 9,900,000 | 1.10 |",
 	)
@@ -356,4 +366,39 @@ func mustParse(t *testing.T, s string) *results {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// The C diamonds without their Go benchmarks are rows of their own, after
+// the wide ones; a Go diamond without its C side has the C column empty.
+func TestDiamondRows(t *testing.T) {
+	res := mustParse(t, "BenchmarkC/diamond8_2q-2\t50\t8000000 ns/op\n"+
+		"BenchmarkC/diamond8_cmdbuf-2\t50\t7000000 ns/op\n"+
+		"BenchmarkC/wide8_2q-2\t50\t13000000 ns/op\n")
+	var names []string
+	for _, r := range res.rows() {
+		names = append(names, r.name)
+	}
+	if got := strings.Join(names, " "); got != "wide8_2q diamond8_cmdbuf diamond8_2q" {
+		t.Fatalf("rows: %s", got)
+	}
+	rendered(t, res, meta{},
+		"| diamond8_cmdbuf | 7,000,000 | — | — |",
+		"| diamond8_2q | 8,000,000 | — | — |",
+	)
+
+	res = mustParse(t, "BenchmarkC/diamond8_cmdbuf-2\t50\t7000000 ns/op\n"+
+		"BenchmarkGo/graph_diamond8_2q-2\t50\t9900000 ns/op\n"+
+		"BenchmarkGo/graph_diamond8_1q-2\t50\t9000000 ns/op\n")
+	r, ok := res.find("graph_diamond8_2q")
+	if !ok || r.hasC || !r.hasGo || r.cName != "diamond8_2q" {
+		t.Fatalf("graph_diamond8_2q without C diamond8_2q: %+v", r)
+	}
+	if _, ok := res.find("diamond8_cmdbuf"); ok {
+		t.Fatal("diamond8_cmdbuf is a row next to graph_diamond8_1q")
+	}
+	rendered(t, res, meta{},
+		"| graph_diamond8_1q (C: diamond8_cmdbuf) | 7,000,000 | 9,000,000 | 1.29 |",
+		"| graph_diamond8_2q (C: diamond8_2q) | — | 9,900,000 | — |",
+		"| graph_diamond8_2q | graph_diamond8_1q | 9,000,000 | 9,900,000 | 1.10 |",
+	)
 }

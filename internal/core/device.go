@@ -27,7 +27,10 @@ type Config struct {
 	// StagedDeviceMemory never maps device-local memory for Device tensors,
 	// as on a discrete GPU without resizable BAR.
 	StagedDeviceMemory bool
-	Log                *slog.Logger
+	// ReadPath and WritePath choose how host reads and writes of mapped
+	// memory go (hostpath.go); the zero value is PathAuto.
+	ReadPath, WritePath HostPath
+	Log                 *slog.Logger
 	// Index is the physical device's position in enumeration order (the
 	// device_id of a kDLVulkan DLPack export).
 	Index int
@@ -51,7 +54,9 @@ type Device struct {
 	Log      *slog.Logger
 	Cache    vk.PipelineCache
 	Staged   bool // Device tensors go through the staging ring
-	Index    int  // the physical device's enumeration index
+	// ReadPath and WritePath are Config's (hostpath.go).
+	ReadPath, WritePath HostPath
+	Index               int // the physical device's enumeration index
 	// HostImport reports whether VK_EXT_external_memory_host is enabled:
 	// host memory can be wrapped in buffers without a copy.
 	HostImport bool
@@ -87,6 +92,8 @@ type Device struct {
 	reg     registry
 	mem     allocator
 	stage   staging
+	costMu  sync.Mutex
+	costs   *Costs // measured or read from the cache once (costs.go)
 	sched   scheduler
 	foreign foreignWaits
 	attach  attachments
@@ -167,6 +174,7 @@ func Open(cfg Config) (*Device, error) {
 	d := &Device{VK: dev, Info: info, Features: cfg.Features, Log: log, Index: cfg.Index, HostImport: hostImport,
 		ExternalMemoryFD: extMem && dev.ExternalMemoryFD(), ExternalSemaphoreFD: extSem && dev.ExternalSemaphoreFD()}
 	d.Staged = cfg.StagedDeviceMemory
+	d.ReadPath, d.WritePath = cfg.ReadPath, cfg.WritePath
 	d.sched.max = cmp.Or(cfg.MaxHeld, DefaultMaxHeld)
 	d.WaitTimeout = cmp.Or(cfg.WaitTimeout, 30*time.Second)
 	d.WaitSpin = cfg.WaitSpin

@@ -87,10 +87,13 @@ func (d *Device) AllocExportable(kind MemKind, size uint64, usage uint32) (*Allo
 		return nil, d.check(err)
 	}
 	req := d.VK.BufferMemoryRequirements(buf)
+	// Only the types exportable buffers allow (a discrete GPU may leave
+	// its host-visible device-local type out): a Device buffer in a type
+	// the host cannot map is not mapped, and its host access is staged.
 	typeIdx, flags, ok := d.chooseType(kind, req.TypeBits)
 	if !ok {
 		d.VK.DestroyBuffer(buf)
-		return nil, Unsupported("no memory type for exportable %v buffers", kind)
+		return nil, Unsupported("%s has no memory type for exportable %v buffers among the types they allow (%#x)", d.Info.Name, kind, req.TypeBits)
 	}
 	mem, err := d.VK.AllocateExportableMemory(req.Size, typeIdx, vk.ExternalMemoryOpaqueFD, buf)
 	if err != nil {
@@ -108,8 +111,9 @@ func (d *Device) AllocExportable(kind MemKind, size uint64, usage uint32) (*Allo
 	return a, nil
 }
 
-// adoptExternal binds buf to mem at offset, maps mem where kind allows, and
-// registers it as a dedicated block. On error it destroys buf and frees mem.
+// adoptExternal binds buf to mem at offset, maps mem where mapsExternal
+// says, and registers it as a dedicated block. On error it destroys buf and
+// frees mem.
 func (d *Device) adoptExternal(buf vk.Buffer, mem vk.DeviceMemory, typeIdx, flags uint32, memSize, offset, bufSize uint64, kind MemKind, ext *external) (*Allocation, error) {
 	fail := func(err error) (*Allocation, error) {
 		d.VK.DestroyBuffer(buf)
@@ -120,7 +124,7 @@ func (d *Device) adoptExternal(buf vk.Buffer, mem vk.DeviceMemory, typeIdx, flag
 		return fail(err)
 	}
 	var p unsafe.Pointer
-	if flags&vk.MemoryHostVisible != 0 && kind != MemStorage && !(kind == MemDevice && d.Staged) {
+	if d.mapsExternal(flags, offset, kind) {
 		var err error
 		if p, err = d.VK.MapMemory(mem, 0, vk.WholeSize); err != nil {
 			return fail(err)
@@ -139,6 +143,26 @@ func (d *Device) adoptExternal(buf vk.Buffer, mem vk.DeviceMemory, typeIdx, flag
 		a.Mapped = unsafe.Add(p, offset)
 	}
 	return a, nil
+}
+
+// mapsExternal reports whether shared memory of a type with flags, with a
+// buffer of kind bound at offset, is mapped for host access. Only a
+// host-visible type is: the type an export chose, and an import must use
+// (the exporter's, VkImportMemoryFdInfoKHR), may be device-local only (a
+// discrete GPU's exportable buffers may not allow its host-visible
+// device-local type), and mapping it would be
+// VUID-vkMapMemory-memory-00682. Memory that is not host-coherent is mapped
+// only where the buffer starts on a multiple of nonCoherentAtomSize, since
+// Flush and Invalidate of its range must start on one
+// (VUID-VkMappedMemoryRange-offset-00687). Storage buffers and, with
+// StagedDeviceMemory, Device buffers are never mapped. What is not mapped
+// is read and written through staging copies.
+func (d *Device) mapsExternal(flags uint32, offset uint64, kind MemKind) bool {
+	if flags&vk.MemoryHostVisible == 0 || kind == MemStorage || (kind == MemDevice && d.Staged) {
+		return false
+	}
+	atom := d.Info.Limits.NonCoherentAtomSize
+	return flags&vk.MemoryHostCoherent != 0 || atom <= 1 || offset%atom == 0
 }
 
 // zeroExternal clears a fresh exportable buffer: on the host when mapped,
@@ -209,7 +233,11 @@ func (d *Device) ExportFD(a *Allocation) (ExternalMemory, error) {
 // when h.Dedicated, as Vulkan requires. It checks, before the driver sees
 // the fd, that h's UUIDs are this device's (ErrInvalid naming both), that
 // the memory type exists and the range fits, and that the fd is open and
-// of a kind that can hold memory (a pipe or socket cannot).
+// of a kind that can hold memory (a pipe or socket cannot). The memory
+// type is h.MemoryType, the exporter's (an opaque fd is imported with the
+// type it was allocated with); the buffer is mapped for zero-copy host
+// access only where that type is host-visible here (mapsExternal), and
+// otherwise read and written through staging copies.
 //
 // ImportFD always consumes h.FD: on success Vulkan owns it, on failure it
 // is closed (or found closed by the driver already), so the caller never
@@ -361,18 +389,28 @@ func (d *Device) closesFailedImports(err error) bool {
 
 // TimelineSupport returns nil when timeline semaphores can be exported and
 // imported as opaque fds, else an error wrapping ErrUnsupported naming
-// VK_KHR_external_semaphore_fd.
+// VK_KHR_external_semaphore_fd. Having the extension is not enough: the
+// driver must report opaque fds exportable and importable for timeline
+// semaphores, asked with a VkSemaphoreTypeCreateInfo for a timeline chained
+// (a driver may share binary semaphores only), as
+// VUID-VkExportSemaphoreCreateInfo-handleTypes-01124 requires of the
+// exportable timelines CreateExportableTimeline creates.
 func (d *Device) TimelineSupport() error {
 	if !d.ExternalSemaphoreFD {
 		return Unsupported("%s lacks %s: timelines cannot be shared as file descriptors (use a host relay)", d.Info.Name, vk.ExternalSemaphoreFDExtension)
 	}
-	s := vk.ExternalTimelineSupport(d.VK.Physical(), vk.ExternalSemaphoreOpaqueFD)
+	s := externalTimelineSupport(d.VK.Physical(), vk.ExternalSemaphoreOpaqueFD)
 	if !s.Exportable || !s.Importable {
 		return Unsupported("%s has %s but cannot export and import timeline semaphores as opaque fds (vkGetPhysicalDeviceExternalSemaphoreProperties: exportable %v, importable %v)",
 			d.Info.Name, vk.ExternalSemaphoreFDExtension, s.Exportable, s.Importable)
 	}
 	return nil
 }
+
+// externalTimelineSupport is vk.ExternalTimelineSupport; tests replace it
+// to stand in for a driver that shares timelines, or one that has the
+// extension but shares binary semaphores only.
+var externalTimelineSupport = vk.ExternalTimelineSupport
 
 // CreateExportableTimeline creates a timeline semaphore that ExportTimelineFD
 // can export. The caller makes its scheduler state with NewTimeline and

@@ -117,7 +117,7 @@ func (d *Device) ImportHost(p unsafe.Pointer, size uint64, usage uint32) (*Alloc
 	}
 	// The memory becomes a dedicated block of the allocator, so Free and
 	// the counters treat it like any other.
-	b := &block{mem: mem, typeIdx: typeIdx, flags: flags, size: end - base, used: size, dedicate: true}
+	b := &block{mem: mem, typeIdx: typeIdx, flags: flags, size: end - base, used: size, dedicate: true, hostMem: true}
 	m := &d.mem
 	m.mu.Lock()
 	m.vkAllocs++

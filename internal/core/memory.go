@@ -100,6 +100,9 @@ type block struct {
 	// ext is set for memory shared as an opaque fd (exportmem.go): a
 	// dedicated block of one exportable or imported buffer.
 	ext *external
+	// hostMem is set for the host's own memory imported by ImportHost:
+	// it is read through its mapping whatever its memory type's flags.
+	hostMem bool
 }
 
 // allocator sub-allocates buffers from large blocks, one list per memory

@@ -31,11 +31,21 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 		sc.mu.Unlock()
 		return Invalid("timeline values must increase: Signal(%d) after %d", v, t.reserved)
 	}
-	if err := d.gpuSignalsLanded(t, v); err != nil {
+	cur, err := d.gpuSignalsLanded(t, v)
+	if err != nil {
 		sc.mu.Unlock()
 		return err
 	}
-	if err := d.VK.SignalSemaphore(t.Sem, v); err != nil {
+	if t.shared {
+		// The validation layer loses track of external timelines and
+		// may report this signal as overtaking a pending signal at or
+		// below cur (VUID-VkSemaphoreSignalInfo-value-03259); the counter
+		// has passed cur, so vk turns that report into information.
+		err = d.VK.SignalSharedSemaphore(t.Sem, v, cur)
+	} else {
+		err = d.VK.SignalSemaphore(t.Sem, v)
+	}
+	if err != nil {
 		sc.mu.Unlock()
 		return d.check(err)
 	}
@@ -47,28 +57,28 @@ func (d *Device) HostSignal(t *Timeline, v uint64) error {
 	return nil
 }
 
-// gpuSignalsLanded returns nil once t's counter has reached every value a
+// gpuSignalsLanded returns t's counter once it has reached every value a
 // submit signals on it and is below v, else an error naming the pending
 // value or the counter. Called with the scheduler lock held, so no new GPU
 // signal can be accepted meanwhile. The counter is queried every time:
 // code sharing the VkDevice (a DLPack consumer) may have signalled t
 // itself, and Vulkan requires a host signal above the current value.
-func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) error {
+func (d *Device) gpuSignalsLanded(t *Timeline, v uint64) (uint64, error) {
 	cur, err := d.VK.SemaphoreValue(t.Sem)
 	if err != nil {
-		return d.check(err)
+		return 0, d.check(err)
 	}
 	if v <= cur {
-		return Invalid("Signal(%d): the timeline is at %d already (signalled outside vkflow); a host signal must exceed the current value", v, cur)
+		return 0, Invalid("Signal(%d): the timeline is at %d already (signalled outside vkflow); a host signal must exceed the current value", v, cur)
 	}
 	if cur >= t.gpu {
-		return nil
+		return cur, nil
 	}
 	state := "submitted and not yet completed"
 	if t.promised < t.gpu {
 		state = "held back until its own waits are signalled"
 	}
-	return Invalid("Signal(%d): a GPU signal of %d on this timeline is still pending (%s; value now %d): "+
+	return 0, Invalid("Signal(%d): a GPU signal of %d on this timeline is still pending (%s; value now %d): "+
 		"a host signal may not overtake a pending GPU signal; wait for %d first", v, t.gpu, state, cur, t.gpu)
 }
 

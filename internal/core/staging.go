@@ -9,12 +9,16 @@ import (
 )
 
 // stagingMax caps the staging buffer; larger transfers go in chunks.
-const stagingMax = 32 << 20
+var stagingMax = uint64(32 << 20)
 
 // staging is the device's one staging ring: a host-visible buffer through
-// which host data reaches device memory that is not mapped, and back. There
-// is never a staging buffer per tensor. Transfers are synchronous and
-// serialized; they run on physical queue 0.
+// which host data reaches device memory that is not mapped (or not read
+// through its mapping: hostpath.go), and back. There is never a staging
+// buffer per tensor. Transfers are synchronous and serialized; they run on
+// physical queue 0. A transfer larger than the ring goes in chunks through
+// its two halves, so that the GPU copies one chunk while the host copies
+// the other. Large transfers skip the ring where the host's data can be
+// imported (hostcopy.go): the GPU then copies to or from it directly.
 //
 // Every wait is bounded (the caller's context, or the device's WaitTimeout).
 // A copy that times out may still run on the GPU: it is remembered as
@@ -26,9 +30,10 @@ type staging struct {
 	mu   sync.Mutex
 	buf  *Allocation
 	pool vk.CommandPool
-	cmd  vk.CommandBuffer
-	// counters
-	bytesUp, bytesDown uint64
+	cmds [2]vk.CommandBuffer // one per half of the ring
+	// counters: through the ring, and copied directly to or from imports
+	bytesUp, bytesDown       uint64
+	importedUp, importedDown uint64
 
 	stuckMu sync.Mutex // not mu: Free takes it while a transfer holds mu
 	stuck   *stuckCopy
@@ -39,6 +44,10 @@ type stuckCopy struct {
 	alloc *Allocation
 	value uint64 // queue 0's timeline value that completes it
 	freed bool   // Free was called meanwhile: free once it completes
+	// imp is the import of the caller's data the copy uses (hostcopy.go),
+	// freed once it completes; keep holds the data until then.
+	imp  *Allocation
+	keep []byte
 }
 
 func (s *staging) init(d *Device) { s.dev = d }
@@ -50,12 +59,8 @@ func (s *staging) ensure(n uint64) error {
 		return nil
 	}
 	d := s.dev
-	if s.pool == 0 {
-		p, c, err := d.transientCommandBuffer(d.queues[0].Family)
-		if err != nil {
-			return err
-		}
-		s.pool, s.cmd = p, c
+	if err := s.ensurePool(); err != nil {
+		return err
 	}
 	if s.buf != nil {
 		d.Free(s.buf)
@@ -66,6 +71,25 @@ func (s *staging) ensure(n uint64) error {
 		return err
 	}
 	s.buf = b
+	return nil
+}
+
+// ensurePool makes the command pool and the ring's two command buffers.
+func (s *staging) ensurePool() error {
+	if s.pool != 0 {
+		return nil
+	}
+	d := s.dev
+	p, c, err := d.transientCommandBuffer(d.queues[0].Family)
+	if err != nil {
+		return err
+	}
+	c2, err := d.VK.AllocateCommandBuffer(p)
+	if err != nil {
+		d.VK.DestroyCommandPool(p)
+		return err
+	}
+	s.pool, s.cmds = p, [2]vk.CommandBuffer{c, c2}
 	return nil
 }
 
@@ -112,10 +136,18 @@ func (s *staging) settle(ctx context.Context) error {
 	s.stuckMu.Lock()
 	s.stuck = nil
 	s.stuckMu.Unlock()
+	s.release(st)
+	return nil
+}
+
+// release frees what a completed stuck copy held.
+func (s *staging) release(st *stuckCopy) {
+	if st.imp != nil {
+		s.dev.Free(st.imp)
+	}
 	if st.freed {
 		s.dev.Free(st.alloc)
 	}
-	return nil
 }
 
 // deferFree reports whether a is the allocation of a stuck copy; Free then
@@ -137,6 +169,14 @@ func (d *Device) StagingBytes() (up, down uint64) {
 	return d.stage.bytesUp, d.stage.bytesDown
 }
 
+// ImportedBytes returns the bytes copied directly to or from imports of
+// the host's data so far (hostcopy.go), up and down.
+func (d *Device) ImportedBytes() (up, down uint64) {
+	d.stage.mu.Lock()
+	defer d.stage.mu.Unlock()
+	return d.stage.importedUp, d.stage.importedDown
+}
+
 func (s *staging) transfer(ctx context.Context, a *Allocation, offset uint64, data []byte, up bool) error {
 	if len(data) == 0 {
 		return nil
@@ -147,75 +187,123 @@ func (s *staging) transfer(ctx context.Context, a *Allocation, offset uint64, da
 	defer s.dev.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := s.dev
 	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	if err := s.ensurePool(); err != nil {
+		return err
+	}
+	if done, err := s.direct(ctx, a, offset, data, up); done {
 		return err
 	}
 	if err := s.ensure(uint64(len(data))); err != nil {
 		return err
 	}
-	ring := s.buf.Bytes()
+	return s.ring(ctx, a, offset, data, up)
+}
+
+// ring copies data through the staging ring: in one piece when it fits,
+// else in chunks of half the ring, the GPU copying one half while the
+// host fills or drains the other. Called with mu held.
+func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data []byte, up bool) error {
+	d := s.dev
 	q := d.queues[0]
-	for done := 0; done < len(data); {
-		n := min(len(data)-done, len(ring))
+	ring := s.buf.Bytes()
+	chunk := len(ring)
+	if len(data) > chunk {
+		chunk = len(ring) / 2
+	}
+	n := (len(data) + chunk - 1) / chunk
+	part := func(i int) (lo, hi int) { return i * chunk, min((i+1)*chunk, len(data)) }
+	half := func(i int) uint64 { return uint64(i%2) * uint64(chunk) }
+	var values [2]uint64 // the submit of the chunk each half holds
+	submit := func(i int) error {
+		lo, hi := part(i)
 		if up {
-			copy(ring, data[done:done+n])
+			copy(ring[half(i):], data[lo:hi])
 		}
-		if err := vk.ResetCommandBuffer(s.cmd); err != nil {
-			return err
-		}
-		if err := vk.BeginCommandBuffer(s.cmd, vk.CommandBufferOneTimeSubmit); err != nil {
-			return err
-		}
-		// Order after earlier work on the queue, copy, then make the result
-		// available to later commands and to the host.
-		vk.CmdPipelineBarrier(s.cmd, vk.StageAllCommands, vk.StageTransfer,
-			vk.AccessMemoryWrite, vk.AccessTransferRead|vk.AccessTransferWrite, nil)
-		region := []vk.CopyRegion{{SrcOffset: 0, DstOffset: offset + uint64(done), Size: uint64(n)}}
+		reg := vk.CopyRegion{SrcOffset: half(i), DstOffset: offset + uint64(lo), Size: uint64(hi - lo)}
 		src, dst := s.buf.Buffer, a.Buffer
 		if !up {
-			region[0] = vk.CopyRegion{SrcOffset: offset + uint64(done), DstOffset: 0, Size: uint64(n)}
+			reg = vk.CopyRegion{SrcOffset: offset + uint64(lo), DstOffset: half(i), Size: uint64(hi - lo)}
 			src, dst = a.Buffer, s.buf.Buffer
 		}
-		vk.CmdCopyBuffer(s.cmd, src, dst, region)
-		vk.CmdPipelineBarrier(s.cmd, vk.StageTransfer, vk.StageAllCommands|vk.StageHost,
-			vk.AccessTransferWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite|vk.AccessHostRead, nil)
-		if err := vk.EndCommandBuffer(s.cmd); err != nil {
-			return err
-		}
-		v, err := q.Submit(s.cmd)
-		if err != nil {
-			return err
-		}
-		if err := q.Wait(ctx, v); err != nil {
+		v, err := s.copyCmd(s.cmds[i%2], src, dst, reg)
+		values[i%2] = v
+		return err
+	}
+	wait := func(i int, what string) error {
+		if err := q.Wait(ctx, values[i%2]); err != nil {
+			last := max(values[0], values[1])
 			s.stuckMu.Lock()
-			s.stuck = &stuckCopy{alloc: a, value: v}
+			s.stuck = &stuckCopy{alloc: a, value: last}
 			s.stuckMu.Unlock()
-			dir := "download from"
-			if up {
-				dir = "upload to"
-			}
+			lo, hi := part(i)
 			return fmt.Errorf("vkflow: staging %s device memory (%d bytes at offset %d): waiting for the copy (queue 0 value %d, at %d now): %w",
-				dir, n, offset+uint64(done), v, q.Completed(), err)
+				what, hi-lo, offset+uint64(lo), last, q.Completed(), err)
 		}
-		if !up {
-			copy(data[done:done+n], ring)
-			s.bytesDown += uint64(n)
-		} else {
-			s.bytesUp += uint64(n)
+		return nil
+	}
+	if up {
+		for i := range n {
+			if i >= 2 { // the half is free once its earlier chunk is copied
+				if err := wait(i-2, "upload to"); err != nil {
+					return err
+				}
+			}
+			if err := submit(i); err != nil {
+				return err
+			}
+			lo, hi := part(i)
+			s.bytesUp += uint64(hi - lo)
 		}
-		done += n
+		return wait(n-1, "upload to")
+	}
+	if err := submit(0); err != nil {
+		return err
+	}
+	for i := range n {
+		if i+1 < n { // the other half's chunk was drained last round
+			if err := submit(i + 1); err != nil {
+				return err
+			}
+		}
+		if err := wait(i, "download from"); err != nil {
+			return err
+		}
+		lo, hi := part(i)
+		copy(data[lo:hi], ring[half(i):half(i)+uint64(hi-lo)])
+		s.bytesDown += uint64(hi - lo)
 	}
 	return nil
+}
+
+// copyCmd records into cmd a copy of region from src to dst, ordered after
+// all earlier work on physical queue 0 and made visible to later commands
+// and the host, submits it to queue 0 and returns its timeline value.
+func (s *staging) copyCmd(cmd vk.CommandBuffer, src, dst vk.Buffer, region vk.CopyRegion) (uint64, error) {
+	if err := vk.ResetCommandBuffer(cmd); err != nil {
+		return 0, err
+	}
+	if err := vk.BeginCommandBuffer(cmd, vk.CommandBufferOneTimeSubmit); err != nil {
+		return 0, err
+	}
+	vk.CmdPipelineBarrier(cmd, vk.StageAllCommands, vk.StageTransfer,
+		vk.AccessMemoryWrite, vk.AccessTransferRead|vk.AccessTransferWrite, nil)
+	vk.CmdCopyBuffer(cmd, src, dst, []vk.CopyRegion{region})
+	vk.CmdPipelineBarrier(cmd, vk.StageTransfer, vk.StageAllCommands|vk.StageHost,
+		vk.AccessTransferWrite, vk.AccessMemoryRead|vk.AccessMemoryWrite|vk.AccessHostRead, nil)
+	if err := vk.EndCommandBuffer(cmd); err != nil {
+		return 0, err
+	}
+	return s.dev.queues[0].Submit(cmd)
 }
 
 func (s *staging) destroy() {
 	// Only after the device is idle: a stuck copy has completed by now.
 	if st := s.stuck; st != nil {
 		s.stuck = nil
-		if st.freed {
-			s.dev.Free(st.alloc)
-		}
+		s.release(st)
 	}
 	if s.buf != nil {
 		s.dev.Free(s.buf)

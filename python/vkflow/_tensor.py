@@ -209,8 +209,9 @@ class Tensor(_Handle):
         return self
 
     def __dlpack_device__(self):
-        """(device_type, device_id) of a default export: (kDLCPU, 0) when host
-        access is zero-copy, else (kDLVulkan, device index)."""
+        """(device_type, device_id) of a default export: (kDLCPU, 0) for
+        host-visible memory (a copy where the host reads the memory through
+        one: ``mapped`` is False), else (kDLVulkan, device index)."""
         dt, di = c_int32(), c_int32()
         _check(_lib.lib().tensor_dlpack_device(self._h(), byref(dt), byref(di)))
         try:

@@ -1,0 +1,21 @@
+package core
+
+import "github.com/vkflow/vkflow/vk"
+
+// ForgetHostCached makes d see none of its memory types as host-cached, as
+// on a discrete GPU whose device-local memory is mapped through a
+// resizable BAR. Call it before d allocates anything.
+func ForgetHostCached(d *Device) {
+	types := append([]vk.MemoryType(nil), d.Info.MemoryTypes...)
+	for i := range types {
+		types[i].Flags &^= vk.MemoryHostCached
+	}
+	d.Info.MemoryTypes = types
+}
+
+// SetStagingMax caps the staging ring at n bytes until restore is called.
+func SetStagingMax(n uint64) (restore func()) {
+	old := stagingMax
+	stagingMax = n
+	return func() { stagingMax = old }
+}
