@@ -146,8 +146,8 @@ const (
 )
 
 // measureCosts times a chain of submits on physical queue 0, a chain
-// alternating between queues 0 and 1 (each waiting on the other's last
-// value), and a fill of 32 MiB. About 10-50 ms.
+// alternating between queue 0 and a second physical queue (each waiting on
+// the other's last value), and a fill of 32 MiB. About 10-50 ms.
 func (d *Device) measureCosts(ctx context.Context) (Costs, error) {
 	if err := d.Enter(); err != nil {
 		return Costs{}, err
@@ -176,8 +176,8 @@ func (d *Device) measureCosts(ctx context.Context) (Costs, error) {
 	if c.SubmitNs, err = med(func() (float64, error) { return d.chain(ctx, d.queues[0], d.queues[0]) }); err != nil {
 		return Costs{}, err
 	}
-	if len(d.queues) > 1 {
-		if c.HandoffNs, err = med(func() (float64, error) { return d.chain(ctx, d.queues[0], d.queues[1]) }); err != nil {
+	if other := d.secondQueue(); other != nil {
+		if c.HandoffNs, err = med(func() (float64, error) { return d.chain(ctx, d.queues[0], other) }); err != nil {
 			return Costs{}, err
 		}
 	}
@@ -185,6 +185,21 @@ func (d *Device) measureCosts(ctx context.Context) (Costs, error) {
 		return Costs{}, err
 	}
 	return c, nil
+}
+
+// secondQueue is the physical queue a hand-off from queue 0 is measured
+// to: another of its family (the compute queues graphs spread over), else
+// any other; nil with one physical queue.
+func (d *Device) secondQueue() *Queue {
+	for _, q := range d.queues[1:] {
+		if q.Family == d.queues[0].Family {
+			return q
+		}
+	}
+	if len(d.queues) > 1 {
+		return d.queues[1]
+	}
+	return nil
 }
 
 // chain submits costLinks empty batches alternating between a and b, each
