@@ -36,7 +36,11 @@ func TestWaitSemaphoreSpin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, dev, _, _ := device(t)
+			// A host signal from another goroutine during the wait
+			// sometimes draws the layer's own race, which holds the wait
+			// 10 s in the layer: then the time is not the wait's.
+			seen := map[string]int{layerSemaphoreRace: 0}
+			_, dev, _, _ := deviceExpecting(t, seen)
 			sem, err := dev.CreateTimeline(tc.start)
 			require.NoError(t, err)
 			defer dev.DestroySemaphore(sem)
@@ -58,6 +62,10 @@ func TestWaitSemaphoreSpin(t *testing.T) {
 				assert.Equal(t, "vkWaitSemaphores: VK_TIMEOUT", err.Error())
 			} else {
 				assert.NoError(t, err)
+			}
+			if seen[layerSemaphoreRace] > 0 {
+				t.Logf("the layer's race held the wait %v: its time is not checked", took)
+				return
 			}
 			assert.Equal(t, tc.polled, polled, "polled")
 			assert.Less(t, took, tc.within, "the wait took %v", took)

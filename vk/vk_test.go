@@ -28,6 +28,19 @@ func TestMain(m *testing.M) {
 // validation; any warning or error message fails the test.
 func device(t *testing.T) (*vk.Instance, *vk.Device, vk.Queue, vk.PhysicalDeviceInfo) {
 	t.Helper()
+	return deviceExpecting(t, nil)
+}
+
+// layerSemaphoreRace is the report of validation layer 1.3.239's own race
+// (timeline/timeline_test.go): a host signal on one thread wakes a wait on
+// another before the layer recorded the signal, and the layer waits 10 s
+// for its state before it reports this.
+const layerSemaphoreRace = "UNASSIGNED-VkSemaphore-state-timeout"
+
+// deviceExpecting is device, except that messages whose ID expect lists
+// are counted in *seen instead of failing the test.
+func deviceExpecting(t *testing.T, seen map[string]int) (*vk.Instance, *vk.Device, vk.Queue, vk.PhysicalDeviceInfo) {
+	t.Helper()
 	var mu sync.Mutex
 	inst, err := vk.CreateInstance(vk.InstanceConfig{
 		AppName:        "vk_test",
@@ -41,6 +54,11 @@ func device(t *testing.T) (*vk.Instance, *vk.Device, vk.Queue, vk.PhysicalDevice
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if _, ok := seen[m.ID]; ok {
+				seen[m.ID]++
+				t.Logf("expected validation %s: %s: %s", m.Severity, m.ID, m.Text)
+				return
+			}
 			t.Errorf("validation %s: %s: %s", m.Severity, m.ID, m.Text)
 		},
 	})

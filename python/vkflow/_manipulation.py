@@ -138,9 +138,23 @@ def squeeze(x, /, axis):
 
 def expand_dims(x, /, axis=0):
     """x with a new axis of size 1 at axis (in [-x.ndim-1, x.ndim], else
-    IndexError); a view."""
+    IndexError); a view. A tuple of axes (2025.12) names positions in the
+    result, of x.ndim + len(axis) dimensions (negative ones count from its
+    end): IndexError out of range, ValueError when two name one axis."""
     _tensor(x, "expand_dims")
-    return _functions.expand_dims(x, operator.index(axis))
+    if not isinstance(axis, (tuple, list)):
+        return _functions.expand_dims(x, operator.index(axis))
+    n = x.ndim + len(axis)
+    axes = [operator.index(a) for a in axis]
+    if any(not -n <= a < n for a in axes):
+        raise IndexError("expand_dims: axis %r is out of range for a result of %d dimensions"
+                         % (tuple(axis), n))
+    axes = sorted(a % n for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError("expand_dims: repeated axis in %r" % (tuple(axis),))
+    for a in axes:
+        x = _functions.expand_dims(x, a)
+    return x
 
 
 def flip(x, /, *, axis=None):

@@ -8,7 +8,9 @@ one number read back to the host) and gathers and scatters by the run
 starts, all on the device. Values are ascending; -0 and +0 are one value and
 every NaN is its own (count 1, last), as the standard says; ``indices`` are
 first occurrences in the flattened array; ``inverse_indices`` has x's
-shape; indices, inverse indices and counts are int64.
+shape; indices, inverse indices and counts are int64. Complex arrays are
+composed from other ops (_unique_complex): ordered by real part, then
+imaginary part.
 """
 
 from collections import namedtuple
@@ -27,8 +29,53 @@ def _unique(name, x, n):
     if not isinstance(x, Tensor):
         raise TypeError("%s: expected a vkflow Tensor, got %s" % (name, type(x).__name__))
     if str(x.dtype).startswith("complex"):
-        raise TypeError("%s: complex values have no order (the array is %s)" % (name, x.dtype))
+        return _unique_complex(name, x)
     return ops.call(name, x, out=(None,) * n)
+
+
+def _unique_complex(name, x):
+    """The unique_* results of a complex x, composed on the device: the
+    flattened values sorted by (real, imaginary) with two stable argsorts
+    (imaginary parts first, then real parts; -0 keys made +0, so that -0
+    and +0 are one value), a flag where a value differs from the one
+    before it (NaN differs from everything: each is its own), the run
+    starts read back by nonzero (the one data-dependent size), and gathers
+    by them. Values come out ordered by real part, then imaginary part."""
+    from ._creation import full, ones, zeros_like
+    from ._manipulation import concat
+    from ._scanfuncs import cumulative_sum, nonzero, take
+    from ._sorting import argsort
+
+    flat = x.reshape((-1,))
+    size = flat.shape[0]
+    if size == 0:
+        from ._creation import empty
+        none = empty((0,), dtype="int64", device=x.device)
+        return _results(name, flat, none, empty(x.shape, dtype="int64", device=x.device), none)
+
+    def key(part):
+        return ops.where(ops.equal(part, 0), zeros_like(part), part)
+
+    p1 = argsort(key(ops.imag(flat)))
+    perm = take(p1, argsort(take(key(ops.real(flat)), p1)))
+    s = take(flat, perm)
+    first = ones((1,), dtype="bool", device=x.device)
+    flags = concat([first, ops.not_equal(s[1:], s[:-1])]) if size > 1 else first
+    starts = nonzero(flags)[0]
+    values = take(s, starts)
+    indices = take(perm, starts)
+    ends = concat([starts[1:], full((1,), size, dtype="int64", device=x.device)])
+    counts = ends - starts
+    run = cumulative_sum(ops.astype(flags, "int64")) - 1
+    inverse = take(run, argsort(perm)).reshape(x.shape)
+    return _results(name, values, indices, inverse, counts)
+
+
+def _results(name, values, indices, inverse, counts):
+    return {"unique_all": (values, indices, inverse, counts),
+            "unique_counts": (values, counts),
+            "unique_inverse": (values, inverse),
+            "unique_values": (values,)}[name]
 
 
 def unique_all(x, /):

@@ -27,6 +27,9 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
   from the Go op library's ops; ``concat``/``stack`` promote dtypes);
 * ``sort argsort searchsorted`` (vkflow._sorting: a stable radix sort on the
   device, ascending or descending, NaNs last; searchsorted in the same order).
+* 2024.12's ``diff count_nonzero take_along_axis`` (vkflow._api2024) and
+  2025.12's ``isin broadcast_shapes`` (vkflow._api2025), ``expand_dims``
+  with a tuple of axes, and the set functions of complex arrays;
 * the ``fft`` extension: ``xp.fft`` is :mod:`vkflow.fft`.
 
 Element-wise functions promote mixed dtypes by the standard's table (within
@@ -171,6 +174,8 @@ from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa
 
 # --- 2024.12's diff, count_nonzero, take_along_axis; complex reciprocal (vkflow._api2024) --
 from ._api2024 import count_nonzero, diff, reciprocal, take_along_axis  # noqa: E402,F401
+# --- 2025.12's isin and broadcast_shapes (vkflow._api2025) --------------------------------
+from ._api2025 import broadcast_shapes, isin  # noqa: E402,F401
 # --- set functions (vkflow._setfuncs) -----------------------------------------------------
 from ._setfuncs import unique_all, unique_counts, unique_inverse, unique_values  # noqa: E402,F401
 # --- the fft extension (vkflow.fft) -------------------------------------------------------

@@ -72,7 +72,8 @@ func Trunc(o Owner, x, out *tensor.Tensor) (*Op, error) {
 }
 
 // Round rounds x to the nearest integer, ties to even, element-wise; see
-// Floor.
+// Floor. Complex values have their real and imaginary parts rounded
+// separately, as the array API says.
 func Round(o Owner, x, out *tensor.Tensor) (*Op, error) {
 	return unary(o, "round", x, out)
 }
@@ -138,8 +139,8 @@ func signExpr(_ *Op, dt tensor.Dtype) (string, string, error) {
 // GLSL function fn on floats, the identity on integers.
 func roundingExpr(fn string) exprFunc {
 	return func(_ *Op, dt tensor.Dtype) (string, string, error) {
-		if IsFloat(dt) {
-			return fn + "(a0)", "", nil
+		if IsFloat(dt) || dt.IsComplex() {
+			return fn + "(a0)", "", nil // component-wise on a complex pair
 		}
 		return "a0", "", nil
 	}

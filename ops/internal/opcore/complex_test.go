@@ -98,7 +98,7 @@ func TestComplexDivScaled(t *testing.T) {
 	}
 }
 
-// TestComplexUnary checks neg, conj, square, abs, sign, real and imag,
+// TestComplexUnary checks neg, conj, round, square, abs, sign, real and imag,
 // signed zeros included (neg and conj flip sign bits exactly).
 func TestComplexUnary(t *testing.T) {
 	m, _ := testutil.Manager(t)
@@ -114,6 +114,9 @@ func TestComplexUnary(t *testing.T) {
 	}{
 		{"neg", ops.Neg, func(x complex128) complex128 { return -x }, false, 0, nil},
 		{"conj", ops.Conj, cmplx.Conj, false, 0, nil},
+		{"round", ops.Round, func(x complex128) complex128 {
+			return complex(math.RoundToEven(real(x)), math.RoundToEven(imag(x)))
+		}, false, 0, nil},
 		{"square", ops.Square, func(x complex128) complex128 { return x * x }, false, 3,
 			func(x complex128) float64 { return cmplx.Abs(x) * cmplx.Abs(x) }},
 		{"abs", ops.Abs, func(x complex128) complex128 { return complex(math.Hypot(real(x), imag(x)), 0) }, true, 3, nil},

@@ -96,7 +96,7 @@ var ewDefs = map[string]ewDef{
 	"floor":    {1, numeric, false, roundingExpr("floor")},
 	"ceil":     {1, numeric, false, roundingExpr("ceil")},
 	"trunc":    {1, numeric, false, roundingExpr("trunc")},
-	"round":    {1, numeric, false, roundingExpr("roundEven")},
+	"round":    {1, numericC, false, roundingExpr("roundEven")},
 
 	// mathfn.go.
 	"expm1":      {1, floats, false, extFn("expm1x", "a0")},
