@@ -1040,3 +1040,42 @@ VkResult vkflowImportSemaphoreFd(PFN_vkImportSemaphoreFdKHR f, VkDevice dev, uin
 	};
 	return f(dev, &ii);
 }
+
+/* vkflowMonotonicCalibrateable reports whether pd can calibrate its
+ * timestamps against CLOCK_MONOTONIC (VK_EXT_calibrated_timestamps: both the
+ * device domain and the monotonic one among its time domains). */
+int vkflowMonotonicCalibrateable(VkInstance inst, VkPhysicalDevice pd) {
+	PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT f =
+		(PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)vkf.vkGetInstanceProcAddr(inst, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+	if (f == NULL) return 0;
+	VkTimeDomainEXT domains[16];
+	uint32_t n = 16;
+	VkResult r = f(pd, &n, domains);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) return 0;
+	int device = 0, mono = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+		mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+	}
+	return device && mono;
+}
+
+/* vkflowCalibratedTimestamps reads the device's timestamp counter and
+ * CLOCK_MONOTONIC (ns) together, with the maximum deviation (ns) between
+ * the two samples. */
+VkResult vkflowCalibratedTimestamps(VkDevice dev, uint64_t *gpu, uint64_t *host, uint64_t *deviation) {
+	PFN_vkGetCalibratedTimestampsEXT f =
+		(PFN_vkGetCalibratedTimestampsEXT)vkf.vkGetDeviceProcAddr(dev, "vkGetCalibratedTimestampsEXT");
+	if (f == NULL) return VK_ERROR_EXTENSION_NOT_PRESENT;
+	VkCalibratedTimestampInfoEXT info[2] = {
+		{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+		{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
+	};
+	uint64_t ts[2] = {0, 0};
+	VkResult r = f(dev, 2, info, ts, deviation);
+	*gpu = ts[0];
+	*host = ts[1];
+	return r;
+}
+
+uint64_t vkflowMonotonicNs(void) { return vkflowNowNs(); }

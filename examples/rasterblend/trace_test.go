@@ -17,6 +17,7 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/examples/internal/scene"
 	"github.com/vkflow/vkflow/internal/testutil"
+	"github.com/vkflow/vkflow/vk"
 )
 
 // traceFile is the part of a Chrome trace the checks read.
@@ -41,13 +42,13 @@ type span struct{ start, end float64 }
 // from a GPU span to one that starts no earlier than the first ends (a
 // consumer runs after its producer). nil: nothing.
 func checkTrace(tr traceFile, submits int) error {
-	host := map[[2]int]bool{}
+	host := map[[2]int]float64{} // the start of each vkQueueSubmit
 	gpu := map[[2]int]span{}
 	byTid := map[int][]span{}
 	for _, e := range tr.TraceEvents {
 		switch {
 		case e.Ph == "X" && e.Name == "vkQueueSubmit":
-			host[[2]int{int(e.Args["queue"].(float64)), int(e.Args["value"].(float64))}] = true
+			host[[2]int{int(e.Args["queue"].(float64)), int(e.Args["value"].(float64))}] = e.Ts
 		case e.Ph == "X" && e.Cat == "gpu":
 			k := [2]int{int(e.Args["queue"].(float64)), int(e.Args["value"].(float64))}
 			gpu[k] = span{e.Ts, e.Ts + e.Dur}
@@ -57,9 +58,18 @@ func checkTrace(tr traceFile, submits int) error {
 	if len(host) < submits || len(gpu) != len(host) {
 		return fmt.Errorf("%d host submit spans and %d GPU spans, want %d of each at least", len(host), len(gpu), submits)
 	}
-	for k := range host {
-		if _, ok := gpu[k]; !ok {
+	// A batch starts on the GPU after its vkQueueSubmit starts on the host,
+	// within the bound of the GPU clock's offset (and a slack for the
+	// timestamp's own resolution).
+	bound, _ := tr.Metadata["gpuClockBoundUs"].(float64)
+	for k, submitted := range host {
+		g, ok := gpu[k]
+		if !ok {
 			return fmt.Errorf("the batch queue %d value %d has no GPU span", k[0], k[1])
+		}
+		if g.start < submitted-bound-50 {
+			return fmt.Errorf("the batch queue %d value %d starts on the GPU at %.3f µs, before its vkQueueSubmit at %.3f µs (offset bound %.3f µs)",
+				k[0], k[1], g.start, submitted, bound)
 		}
 	}
 	// A flow's ends are in the spans of their tracks that hold their
@@ -136,6 +146,12 @@ func TestTrace(t *testing.T) {
 	var tr traceFile
 	require.NoError(t, json.Unmarshal(data, &tr))
 	assert.EqualValues(t, 0, tr.Metadata["dropped"])
+	t.Logf("GPU clock: %v, bound %v µs", tr.Metadata["gpuClock"], tr.Metadata["gpuClockBoundUs"])
+	if info := m.Device(); info.HasExtension(vk.CalibratedTimestampsExtension) {
+		assert.Equal(t, "calibrated (VK_EXT_calibrated_timestamps)", tr.Metadata["gpuClock"])
+	} else {
+		assert.Equal(t, "measured offset", tr.Metadata["gpuClock"])
+	}
 	require.NoError(t, checkTrace(tr, submits))
 
 	// The mutations: the check must see them.
@@ -162,4 +178,12 @@ func TestTrace(t *testing.T) {
 		}
 	}
 	assert.Error(t, checkTrace(tr, submits), "a batch without its GPU span")
+	require.NoError(t, json.Unmarshal(data, &tr))
+	for i, e := range tr.TraceEvents {
+		if e.Cat == "gpu" || e.Ph == "s" || e.Ph == "f" {
+			tr.TraceEvents[i].Ts -= 10e3 // the GPU clock's offset 10 ms off
+		}
+	}
+	assert.Error(t, checkTrace(tr, submits), "GPU spans before their submits")
 }
+

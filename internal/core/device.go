@@ -44,6 +44,11 @@ type Config struct {
 	// Trace, when not empty, is the file a Chrome trace of the device's
 	// work is written to at Close (trace.go).
 	Trace string
+	// CalibratedClock: the device can read its timestamp counter together
+	// with CLOCK_MONOTONIC (vk.Instance.MonotonicCalibrateable). With a
+	// Trace, VK_EXT_calibrated_timestamps is enabled and puts the GPU spans
+	// on the host clock.
+	CalibratedClock bool
 }
 
 // Device is the runtime state of one VkDevice. The Manager owns it.
@@ -167,6 +172,10 @@ func Open(cfg Config) (*Device, error) {
 	if extSem {
 		exts = append(exts, vk.ExternalSemaphoreFDExtension)
 	}
+	calibrated := cfg.Trace != "" && cfg.CalibratedClock
+	if calibrated {
+		exts = append(exts, vk.CalibratedTimestampsExtension)
+	}
 	dev, err := vk.CreateDevice(cfg.Physical, vk.DeviceConfig{Queues: reqs, Features: cfg.Features, Extensions: exts, APIVersion: api})
 	if err != nil {
 		return nil, err
@@ -209,7 +218,7 @@ func Open(cfg Config) (*Device, error) {
 	d.mem.init(d)
 	d.stage.init(d)
 	if cfg.Trace != "" {
-		if err := d.startTrace(cfg.Trace); err != nil {
+		if err := d.startTrace(cfg.Trace, calibrated); err != nil {
 			d.destroy()
 			return nil, err
 		}

@@ -51,6 +51,9 @@ type tracer struct {
 	pool    vk.QueryPool
 	period  float64   // nanoseconds per tick
 	offset  float64   // host µs since t0 = ticks*period/1000 + offset
+	spread  float64   // the offset's bound, µs (half the tightest interval, or the deviation)
+	clock   string    // how the offset was found
+	mono0   uint64    // CLOCK_MONOTONIC (ns) at t0
 	queues  [][]*slot // per physical queue
 	cmdPool map[uint32]vk.CommandPool
 	pending []*gpuBatch
@@ -105,10 +108,13 @@ const (
 	tidRecord = 201
 )
 
-// startTrace makes d's tracer, writing to path at Close, and measures the
-// GPU clock's offset. Called by Open once the queues exist.
-func (d *Device) startTrace(path string) error {
+// startTrace makes d's tracer, writing to path at Close, and finds the
+// GPU clock's offset: calibrated (VK_EXT_calibrated_timestamps enabled), or
+// measured. Called by Open once the queues exist.
+func (d *Device) startTrace(path string, calibrated bool) error {
 	t := &tracer{dev: d, path: path, t0: time.Now(), cmdPool: map[uint32]vk.CommandPool{}}
+	t.mono0 = vk.MonotonicNs() // CLOCK_MONOTONIC at t0, for calibrated timestamps
+	t.clock = "none: the queues write no timestamps"
 	t.period = float64(d.Info.Limits.TimestampPeriod)
 	timed := t.period > 0
 	for _, q := range d.queues {
@@ -119,7 +125,11 @@ func (d *Device) startTrace(path string) error {
 			t.destroy()
 			return err
 		}
-		if err := t.calibrate(); err != nil {
+		calibrate := t.measure
+		if calibrated {
+			calibrate = t.calibrate
+		}
+		if err := calibrate(); err != nil {
 			t.destroy()
 			return err
 		}
@@ -178,10 +188,38 @@ func record(d *Device, cp vk.CommandPool, f func(vk.CommandBuffer)) (vk.CommandB
 	return c, vk.EndCommandBuffer(c)
 }
 
-// calibrate measures the offset of the GPU clock: a batch of the two
+// calibrate reads the GPU's timestamp counter together with
+// CLOCK_MONOTONIC (VK_EXT_calibrated_timestamps) five times and keeps the
+// pair of the smallest deviation, which bounds the offset.
+func (t *tracer) calibrate() error {
+	best := uint64(0)
+	for k := range 5 {
+		gpu, host, dev, err := t.dev.VK.CalibratedTimestamps()
+		if err != nil {
+			return err
+		}
+		if k == 0 || dev < best {
+			best = dev
+			t.offset = calibratedOffset(gpu, host, t.mono0, t.period)
+			t.spread = float64(dev) / 1000
+		}
+	}
+	t.clock = "calibrated (VK_EXT_calibrated_timestamps)"
+	return nil
+}
+
+// calibratedOffset is the offset (µs) that puts a GPU timestamp of period
+// ns per tick on the trace's clock (µs since t0, CLOCK_MONOTONIC mono0 ns),
+// from a GPU timestamp gpu read together with CLOCK_MONOTONIC host ns.
+func calibratedOffset(gpu, host, mono0 uint64, period float64) float64 {
+	return (float64(int64(host-mono0)) - float64(gpu)*period) / 1000
+}
+
+// measure measures the offset of the GPU clock: a batch of the two
 // timestamps alone on queue 0, between two host clock reads, five times;
 // the tightest interval's middle is the first timestamp's host time.
-func (t *tracer) calibrate() error {
+func (t *tracer) measure() error {
+	t.clock = "measured offset"
 	q := t.dev.queues[0]
 	s := t.queues[0][0]
 	best := -1.0
@@ -209,6 +247,7 @@ func (t *tracer) calibrate() error {
 		if best < 0 || h1-h0 < best {
 			best = h1 - h0
 			t.offset = (h0+h1)/2 - float64(ts[0])*t.period/1000
+			t.spread = best / 2
 		}
 	}
 	return nil
@@ -412,7 +451,7 @@ func (t *tracer) write() error {
 				traceEvent{Name: "timeline", Cat: "flow", Ph: "f", Bp: "e", Ts: b.start, Pid: 1, Tid: tidGPU + b.q.Index, ID: flow})
 		}
 	}
-	meta := map[string]any{"dropped": t.dropped, "gpuClock": "measured offset", "timestampPeriodNs": t.period}
+	meta := map[string]any{"dropped": t.dropped, "gpuClock": t.clock, "gpuClockBoundUs": t.spread, "timestampPeriodNs": t.period}
 	out, err := json.Marshal(map[string]any{"traceEvents": evs, "displayTimeUnit": "ns", "metadata": meta})
 	if err != nil {
 		return fmt.Errorf("vkflow: trace: %w", err)

@@ -22,9 +22,12 @@ class TestNamespace(ArrayTest):
         t = self.vk(np.float32([1, 4, 9]))
         self.assertIs(t.__array_namespace__(), xp)
         self.assertIs(t.__array_namespace__(api_version="2023.12"), xp)
+        self.assertIs(t.__array_namespace__(api_version="2024.12"), xp)
         with self.assertRaisesRegex(ValueError, "2099.12"):
             t.__array_namespace__(api_version="2099.12")
-        self.assertEqual(xp.__array_api_version__, "2023.12")
+        self.assertEqual(xp.__array_api_version__, "2024.12")
+        with self.assertRaisesRegex(ValueError, "2025.12"):
+            t.__array_namespace__(api_version="2025.12")  # not claimed: eig is missing
 
     def test_dtypes_compare_with_tensor_dtypes(self):
         for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

@@ -151,10 +151,18 @@ class TestInfo(unittest.TestCase):
 
 
 class TestNamespaceInfo(VkflowTest):
+    def test_max_dimensions(self):
+        # 8 axes that cannot merge (a broadcast across alternate axes) work.
+        a, b = np.arange(16.0).reshape((2, 1) * 4), np.arange(16.0).reshape((1, 2) * 4)
+        got = xp.asarray(a) + xp.asarray(b)
+        self.assertEqual(got.shape, (2,) * 8)
+        np.testing.assert_array_equal(np.asarray(got), a + b)
+        self.assertEqual(float(np.asarray(xp.sum(got))), float((a + b).sum()))
+
     def test_info(self):
         info = xp.__array_namespace_info__()
         self.assertEqual(info.capabilities(),
-                         {"boolean indexing": True, "data-dependent shapes": True})
+                         {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 8})
         self.assertIs(info.default_device(), vkflow.default_device())
         self.assertIsInstance(info.devices(), list)
         self.assertIn(info.default_device(), info.devices())

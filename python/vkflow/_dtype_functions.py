@@ -1,6 +1,6 @@
 """The array API's data type functions and inspection namespace:
 ``isdtype``, ``can_cast``, ``result_type``, ``finfo``, ``iinfo`` and
-``__array_namespace_info__`` (standard 2023.12).
+``__array_namespace_info__`` (standard 2024.12).
 
 ``result_type`` is the standard's type promotion lattice as a pure function
 (it is not what vkflow's binary ops do): bool only with bool; signed with
@@ -157,12 +157,15 @@ def iinfo(type, /):
 
 class Info:
     """What ``__array_namespace_info__()`` returns: the namespace's
-    capabilities, devices and dtypes (array API 2023.12)."""
+    capabilities, devices and dtypes (array API 2024.12)."""
 
     def capabilities(self):
-        """Boolean mask indexing runs on the device (vkflow._advindex), and
-        nonzero has a data-dependent output shape (its count is read back)."""
-        return {"boolean indexing": True, "data-dependent shapes": True}
+        """Boolean mask indexing runs on the device (vkflow._advindex),
+        nonzero has a data-dependent output shape (its count is read back),
+        and every op takes arrays of up to 8 dimensions (the Go op library's
+        MaxRank: more work where the op can merge contiguous axes down to
+        8, and fail with a ValueError otherwise)."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 8}
 
     def default_device(self):
         """vkflow.default_device(): the process-wide Manager."""

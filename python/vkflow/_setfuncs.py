@@ -16,6 +16,10 @@ imaginary part.
 from collections import namedtuple
 
 from . import ops
+from ._creation import empty, full, ones, zeros_like
+from ._manipulation import concat
+from ._scanfuncs import cumulative_sum, nonzero, take
+from ._sorting import argsort
 from ._tensor import Tensor
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -41,15 +45,9 @@ def _unique_complex(name, x):
     before it (NaN differs from everything: each is its own), the run
     starts read back by nonzero (the one data-dependent size), and gathers
     by them. Values come out ordered by real part, then imaginary part."""
-    from ._creation import full, ones, zeros_like
-    from ._manipulation import concat
-    from ._scanfuncs import cumulative_sum, nonzero, take
-    from ._sorting import argsort
-
     flat = x.reshape((-1,))
     size = flat.shape[0]
     if size == 0:
-        from ._creation import empty
         none = empty((0,), dtype="int64", device=x.device)
         return _results(name, flat, none, empty(x.shape, dtype="int64", device=x.device), none)
 

@@ -49,8 +49,8 @@ from ._dtype_functions import (__array_namespace_info__, can_cast, finfo,  # noq
 from ._dtypes import _dtype, _dtype_name
 from ._tensor import Tensor
 
-__array_api_version__ = "2023.12"
-_VERSIONS = ("2021.12", "2022.12", "2023.12")
+__array_api_version__ = "2024.12"
+_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
