@@ -196,6 +196,23 @@ func vkflow_wait_stats(h C.vkflow_manager, polled, blocked *C.uint64_t) C.int {
 	return C.VKFLOW_OK
 }
 
+//export vkflow_host_import_alignment
+func vkflow_host_import_alignment(h C.vkflow_manager, align *C.uint64_t) C.int {
+	m, err := lookup[*vkflow.Manager](h, "Manager")
+	if err != nil {
+		return fail(err)
+	}
+	if align == nil {
+		return invalid("vkflow_host_import_alignment: NULL output")
+	}
+	d := m.Runtime()
+	if d == nil {
+		return fail(fmt.Errorf("%w: Manager", vkflow.ErrClosed))
+	}
+	*align = C.uint64_t(d.HostImportAlignment())
+	return C.VKFLOW_OK
+}
+
 //export vkflow_op_register_glsl
 func vkflow_op_register_glsl(name, source *C.char, nInputs C.int32_t) C.int {
 	if name == nil || source == nil {

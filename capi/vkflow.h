@@ -471,6 +471,11 @@ int vkflow_op_cache_stats(vkflow_manager m, vkflow_op_stats *out);
  * polling the timeline (VKFLOW_WAIT_SPIN, default 200us), *blocked went on
  * to sleep in vkWaitSemaphores. */
 int vkflow_wait_stats(vkflow_manager m, uint64_t *polled, uint64_t *blocked);
+/* The alignment a host address needs for a kCPU DLPack import (and a large
+ * staged read or write) to wrap it without a copy
+ * (VK_EXT_external_memory_host); 0 when the device cannot import host
+ * memory. */
+int vkflow_host_import_alignment(vkflow_manager m, uint64_t *align);
 /* Registers a compute kernel by name: GLSL source compiled now (a compile
  * error is VKFLOW_ERR_INVALID with the compiler's message and line in
  * vkflow_last_error), or a SPIR-V module (size bytes, copied). Its storage

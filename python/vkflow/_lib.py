@@ -166,6 +166,7 @@ _PROTOTYPES = {
     "vkflow_tensor_wait": (c_int, (c_uint64, c_int64)),
     "vkflow_op_cache_stats": (c_int, (c_uint64, c_void_p)),
     "vkflow_wait_stats": (c_int, (c_uint64, _p_u64, _p_u64)),
+    "vkflow_host_import_alignment": (c_int, (c_uint64, _p_u64)),
     "vkflow_op_register_glsl": (c_int, (c_char_p, c_char_p, c_int32)),
     "vkflow_op_register_spirv": (c_int, (c_char_p, c_void_p, c_size_t, c_int32)),
     "vkflow_op_unregister": (c_int, (c_char_p,)),

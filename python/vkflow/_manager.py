@@ -131,6 +131,16 @@ class Manager(_Handle):
         return {"polled": polled.value, "blocked": blocked.value}
 
     @property
+    def host_import_alignment(self):
+        """The alignment (bytes) an array's address needs for
+        :func:`from_dlpack` to wrap host memory without a copy
+        (VK_EXT_external_memory_host); 0 when the device cannot import host
+        memory, so that host arrays are always copied."""
+        a = c_uint64()
+        _check(_lib.lib().host_import_alignment(self._h(), byref(a)))
+        return a.value
+
+    @property
     def queue_count(self):
         """The number of logical queues (compute queues first, then transfer)."""
         n = c_int32()
