@@ -186,4 +186,3 @@ func TestTrace(t *testing.T) {
 	}
 	assert.Error(t, checkTrace(tr, submits), "GPU spans before their submits")
 }
-
