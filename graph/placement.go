@@ -127,8 +127,8 @@ func (p *plan) model(infos []core.QueueInfo) model {
 			m.sameRes, m.cross = waitCost, waitCost
 		} else {
 			m.invNs = c.InvocationNs()
-			m.sameRes = uint64(c.SubmitNs / m.invNs)
-			m.cross = uint64(c.HandoffNs / m.invNs)
+			inv := func(ns float64) uint64 { return uint64(min(ns/m.invNs, 1<<60)) }
+			m.sameRes, m.cross = inv(c.SubmitNs), inv(c.HandoffNs)
 		}
 	}
 	return m

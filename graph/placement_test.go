@@ -128,3 +128,4 @@ func TestPlacementOptions(t *testing.T) {
 	defer e.Close()
 	assert.Len(t, e.plan.segs, 1)
 }
+
