@@ -128,4 +128,3 @@ func TestPlacementOptions(t *testing.T) {
 	defer e.Close()
 	assert.Len(t, e.plan.segs, 1)
 }
-
