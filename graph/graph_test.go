@@ -12,6 +12,7 @@ import (
 	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/internal/testutil"
 	"github.com/vkflow/vkflow/tensor"
+	"github.com/vkflow/vkflow/timeline"
 )
 
 func ramp(n int, scale float32) []float32 {
@@ -90,11 +91,18 @@ func TestDiamondTwoQueues(t *testing.T) {
 	s := e.String()
 	t.Log(s)
 	assert.Contains(t, s, "waits queue")
-	var ps []graph.Pending
-	for range 3 {
+	// The first run waits for a timeline the host signals only after the
+	// next two were tried, so that it is still in flight then, however
+	// fast the GPU.
+	gate, err := timeline.New(m, 0)
+	require.NoError(t, err)
+	ps := []graph.Pending{e.RunAsync(graph.Wait(gate, 1))}
+	for range 2 {
 		ps = append(ps, e.RunAsync())
 	}
 	require.ErrorIs(t, ps[1].Wait(ctx), vkflow.ErrPending, "a graph with a download runs one at a time")
+	require.ErrorIs(t, ps[2].Wait(ctx), vkflow.ErrPending)
+	require.NoError(t, gate.Signal(1))
 	require.NoError(t, ps[0].Wait(ctx))
 	require.NoError(t, e.Run(ctx))
 	for i := range out {
