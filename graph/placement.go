@@ -150,9 +150,12 @@ func (m model) hand(a, b int) uint64 {
 func (p *plan) describePlacement() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "placement: %v", p.place)
-	if p.costs != nil {
+	switch {
+	case len(p.slots) == 1:
+		b.WriteString(", one queue")
+	case p.costs != nil:
 		fmt.Fprintf(&b, ", %v", *p.costs)
-	} else if p.place == PlaceByCost {
+	case p.place == PlaceByCost:
 		b.WriteString(", the queues share one physical queue: no hand-off pays")
 	}
 	b.WriteString("; estimated work:")
