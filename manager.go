@@ -307,7 +307,7 @@ func open(inst *vk.Instance, cfg config, log *slog.Logger) (*Manager, error) {
 		WaitTimeout:        cfg.closeTimeout,
 		WaitSpin:           cfg.waitSpin,
 		Trace:              cfg.trace,
-		CalibratedClock:    cfg.trace != "" && inst.MonotonicCalibrateable(pds[info.Index]),
+		CalibratedClock:    cfg.trace != "" && inst.MonotonicCalibrateable(pds[info.Index], &info.PhysicalDeviceInfo),
 		Log:                log,
 		Index:              info.Index,
 	})

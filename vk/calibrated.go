@@ -7,16 +7,12 @@ import "C"
 // device's timestamp counter read together with a host clock.
 const CalibratedTimestampsExtension = "VK_EXT_calibrated_timestamps"
 
-// MonotonicCalibrateable reports whether pd, of instance i, can read its
-// timestamp counter together with CLOCK_MONOTONIC: it has
-// CalibratedTimestampsExtension with both time domains
+// MonotonicCalibrateable reports whether pd, of instance i, described by
+// info, can read its timestamp counter together with CLOCK_MONOTONIC: it
+// has CalibratedTimestampsExtension with both time domains
 // (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT).
-func (i *Instance) MonotonicCalibrateable(pd PhysicalDevice) bool {
-	info, err := Describe(pd)
-	if err != nil || !info.HasExtension(CalibratedTimestampsExtension) {
-		return false
-	}
-	return C.vkflowMonotonicCalibrateable(i.handle, pd) != 0
+func (i *Instance) MonotonicCalibrateable(pd PhysicalDevice, info *PhysicalDeviceInfo) bool {
+	return info.HasExtension(CalibratedTimestampsExtension) && C.vkflowMonotonicCalibrateable(i.handle, pd) != 0
 }
 
 // CalibratedTimestamps reads the device's timestamp counter (ticks) and

@@ -37,8 +37,8 @@ func device(t *testing.T) (*vk.Instance, *vk.Device, vk.Queue, vk.PhysicalDevice
 // for its state before it reports this.
 const layerSemaphoreRace = "UNASSIGNED-VkSemaphore-state-timeout"
 
-// deviceExpecting is device, except that messages whose ID expect lists
-// are counted in *seen instead of failing the test.
+// deviceExpecting is device, except that messages whose ID is a key of
+// seen are counted there instead of failing the test.
 func deviceExpecting(t *testing.T, seen map[string]int) (*vk.Instance, *vk.Device, vk.Queue, vk.PhysicalDeviceInfo) {
 	t.Helper()
 	var mu sync.Mutex

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 )
 
 // paired is vkflow against C for one workload, round by round: in each
@@ -57,18 +56,17 @@ func (res *results) pairedRatio(name string) (paired, bool) {
 }
 
 // renderPaired prints the paired ratio of every workload measured on both
-// sides in the same rounds.
+// sides in the same rounds, in the table's row order.
 func renderPaired(w io.Writer, res *results) {
 	var names []string
-	for name := range res.runs["Go"] {
-		if _, ok := res.pairedRatio(name); ok {
-			names = append(names, name)
+	for _, r := range res.rows() {
+		if _, ok := res.pairedRatio(r.name); ok {
+			names = append(names, r.name)
 		}
 	}
 	if len(names) == 0 {
 		return
 	}
-	slices.SortFunc(names, func(a, b string) int { return orderIndex(a) - orderIndex(b) })
 	fmt.Fprintf(w, "\nPaired by round (vkflow/C time: the median over rounds of each round's median vkflow ns/op over its C ns/op; both sides of a round share the machine's load):\n\n")
 	fmt.Fprintln(w, "| workload | rounds | vkflow/C time, paired | per-round range |")
 	fmt.Fprintln(w, "|---|---:|---:|---|")
@@ -76,14 +74,6 @@ func renderPaired(w io.Writer, res *results) {
 		p, _ := res.pairedRatio(name)
 		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f–%.3f |\n", name, len(p.ratios), p.med, p.min, p.max)
 	}
-}
-
-// orderIndex is name's place in the table's order; names not in it after.
-func orderIndex(name string) int {
-	if i := slices.Index(order, name); i >= 0 {
-		return i
-	}
-	return len(order) + int(strings.ToLower(name)[0])
 }
 
 // renderKernelGoal prints the kernel-parity goal: the same vec4 SPIR-V,

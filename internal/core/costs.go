@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/vkflow/vkflow/vk"
@@ -163,13 +164,7 @@ func (d *Device) measureCosts(ctx context.Context) (Costs, error) {
 			}
 			v[r] = x
 		}
-		for i := range v { // sort three
-			for j := i + 1; j < len(v); j++ {
-				if v[j] < v[i] {
-					v[i], v[j] = v[j], v[i]
-				}
-			}
-		}
+		slices.Sort(v[:])
 		return v[len(v)/2], nil
 	}
 	var err error

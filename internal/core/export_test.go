@@ -19,3 +19,15 @@ func SetStagingMax(n uint64) (restore func()) {
 	stagingMax = n
 	return func() { stagingMax = old }
 }
+
+// ForceTimelineSupport makes TimelineSupport see s as the driver's answer
+// for timeline semaphores, and records the handle types asked for in
+// asked, until restore is called.
+func ForceTimelineSupport(s vk.ExternalSupport, asked *[]uint32) (restore func()) {
+	old := externalTimelineSupport
+	externalTimelineSupport = func(_ vk.PhysicalDevice, handleType uint32) vk.ExternalSupport {
+		*asked = append(*asked, handleType)
+		return s
+	}
+	return func() { externalTimelineSupport = old }
+}

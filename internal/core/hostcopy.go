@@ -52,12 +52,8 @@ func (s *staging) direct(ctx context.Context, a *Allocation, offset uint64, data
 		s.stuckMu.Lock()
 		s.stuck = &stuckCopy{alloc: a, value: v, imp: imp, keep: data}
 		s.stuckMu.Unlock()
-		dir := "download from"
-		if up {
-			dir = "upload to"
-		}
 		return true, fmt.Errorf("vkflow: staging %s device memory (%d bytes at offset %d, directly from an import of the host's memory): waiting for the copy (queue 0 value %d, at %d now): %w",
-			dir, len(data), offset, v, q.Completed(), err)
+			direction(up), len(data), offset, v, q.Completed(), err)
 	}
 	d.Free(imp)
 	if up {

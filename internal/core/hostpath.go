@@ -47,10 +47,9 @@ func (p HostPath) String() string {
 // Valid reports whether p is one of the paths.
 func (p HostPath) Valid() bool { return p >= PathAuto && p <= PathRing }
 
-// cached reports whether the host reads a's mapped memory at the speed of
-// its own memory: host-cached memory, or host memory vkflow imported.
+// cached reports whether a's memory type is host-cached.
 func (a *Allocation) cached() bool {
-	return a.block != nil && (a.block.flags&vk.MemoryHostCached != 0 || a.block.hostMem)
+	return a.block != nil && a.block.flags&vk.MemoryHostCached != 0
 }
 
 // ReadsMapped reports whether host reads of a go through its mapping (and

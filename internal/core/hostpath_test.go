@@ -157,3 +157,31 @@ func TestHostPathOptions(t *testing.T) {
 	m, _ := testutil.Manager(t)
 	assert.Equal(t, core.PathRing, m.Runtime().WritePath)
 }
+
+// Data the device cannot import (here 4 bytes past an aligned address)
+// goes through the staging ring instead, both ways, and arrives whole.
+func TestStagedUnalignedFallsBackToRing(t *testing.T) {
+	m, _ := testutil.Manager(t, vkflow.WithHostReads(vkflow.HostStaged), vkflow.WithHostWrites(vkflow.HostStaged))
+	d := m.Runtime()
+	if !d.HostImport {
+		t.Skip("the device cannot import host memory: every transfer uses the ring")
+	}
+	const n = 3 << 20
+	x, err := tensor.New(m, tensor.Uint8, []int{n})
+	require.NoError(t, err)
+	buf := make([]byte, n+4096)
+	in := buf[4 : 4+n]
+	for i := range in {
+		in[i] = byte(i*13 + i>>11)
+	}
+	up0, down0 := d.StagingBytes()
+	iup0, idown0 := d.ImportedBytes()
+	require.NoError(t, x.WriteBytes(in))
+	out := make([]byte, n+4096)[4 : 4+n]
+	require.NoError(t, x.ReadBytes(out))
+	assert.True(t, string(in) == string(out), "the bytes read back equal those written")
+	up, down := d.StagingBytes()
+	iup, idown := d.ImportedBytes()
+	assert.Equal(t, [4]uint64{n, n, 0, 0}, [4]uint64{up - up0, down - down0, iup - iup0, idown - idown0},
+		"ring up, ring down, imported up, imported down")
+}

@@ -232,7 +232,7 @@ func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data [
 		values[i%2] = v
 		return err
 	}
-	wait := func(i int, what string) error {
+	wait := func(i int) error {
 		if err := q.Wait(ctx, values[i%2]); err != nil {
 			last := max(values[0], values[1])
 			s.stuckMu.Lock()
@@ -240,14 +240,14 @@ func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data [
 			s.stuckMu.Unlock()
 			lo, hi := part(i)
 			return fmt.Errorf("vkflow: staging %s device memory (%d bytes at offset %d): waiting for the copy (queue 0 value %d, at %d now): %w",
-				what, hi-lo, offset+uint64(lo), last, q.Completed(), err)
+				direction(up), hi-lo, offset+uint64(lo), last, q.Completed(), err)
 		}
 		return nil
 	}
 	if up {
 		for i := range n {
 			if i >= 2 { // the half is free once its earlier chunk is copied
-				if err := wait(i-2, "upload to"); err != nil {
+				if err := wait(i - 2); err != nil {
 					return err
 				}
 			}
@@ -257,7 +257,7 @@ func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data [
 			lo, hi := part(i)
 			s.bytesUp += uint64(hi - lo)
 		}
-		return wait(n-1, "upload to")
+		return wait(n - 1)
 	}
 	if err := submit(0); err != nil {
 		return err
@@ -268,7 +268,7 @@ func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data [
 				return err
 			}
 		}
-		if err := wait(i, "download from"); err != nil {
+		if err := wait(i); err != nil {
 			return err
 		}
 		lo, hi := part(i)
@@ -276,6 +276,14 @@ func (s *staging) ring(ctx context.Context, a *Allocation, offset uint64, data [
 		s.bytesDown += uint64(hi - lo)
 	}
 	return nil
+}
+
+// direction names a transfer in errors.
+func direction(up bool) string {
+	if up {
+		return "upload to"
+	}
+	return "download from"
 }
 
 // copyCmd records into cmd a copy of region from src to dst, ordered after
