@@ -157,7 +157,11 @@ def iinfo(type, /):
 
 class Info:
     """What ``__array_namespace_info__()`` returns: the namespace's
-    capabilities, devices and dtypes (array API 2024.12)."""
+    capabilities, devices and dtypes (array API 2025.12; sequence is the type
+    devices() returns: tuple, or list before 2025.12)."""
+
+    def __init__(self, sequence=tuple):
+        self._sequence = sequence
 
     def capabilities(self):
         """Boolean mask indexing runs on the device (vkflow._advindex),
@@ -172,8 +176,9 @@ class Info:
         return default_device()
 
     def devices(self):
-        """The devices arrays can be made on: the default device."""
-        return [default_device()]
+        """The devices arrays can be made on: the default device (a tuple;
+        before 2025.12, a list)."""
+        return self._sequence([default_device()])
 
     def default_dtypes(self, *, device=None):
         """float32 for real floats, complex64 for complex ones (the pair of

@@ -1,5 +1,6 @@
 """The array API's spectral linalg functions (``vkflow.array_api.linalg``):
-``svd svdvals eigh eigvalsh pinv matrix_rank matrix_norm vector_norm``.
+``svd svdvals eigh eigvalsh eig eigvals pinv matrix_rank matrix_norm
+vector_norm``.
 
 Each is one op of the Go op library (``svd``, ``svdvals``, ``eigh``,
 ``eigvalsh``, ``pinv``, ``matrix_rank``, ``matrix_norm``, ``vector_norm``),
@@ -12,6 +13,15 @@ complex64); eigh takes Hermitian matrices. ``svd`` and ``eigh`` return named tup
 (``U, S, Vh`` and ``eigenvalues, eigenvectors``); singular values are
 descending, eigenvalues ascending; ``eigh`` reads the lower triangle (as
 NumPy's default).
+
+``eig`` and ``eigvals`` (2025.12) take general square matrices: Hessenberg
+reduction and shifted QR on the device (the Go op library's ``eig``, see
+ops/linalg/eig.go), complex results (complex64 for float32 and complex64
+input, complex128 for float64 and complex128), eigenvalues in no particular
+order, eigenvectors as columns of unit 2-norm with the largest component
+real, as LAPACK's zgeev. A matrix that holds a NaN or an infinity, or does
+not converge, gives NaN eigenvalues and eigenvectors (NumPy raises
+LinAlgError). Matrices of side at most 1024.
 """
 
 import math
@@ -21,11 +31,12 @@ from . import ops
 from ._manipulation import broadcast_to
 from ._tensor import Tensor
 
-__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank", "matrix_norm",
-           "vector_norm", "SVDResult", "EighResult"]
+__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "pinv", "matrix_rank",
+           "matrix_norm", "vector_norm", "SVDResult", "EighResult", "EigResult"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
 def _matrices(x, what):
@@ -59,6 +70,18 @@ def eigh(x, /):
 def eigvalsh(x, /):
     """The eigenvalues of each symmetric matrix of x, ascending."""
     return ops.call("eigvalsh", _matrices(x, "eigvalsh"))
+
+
+def eig(x, /):
+    """Eigenvalues and right eigenvectors (columns) of each square matrix of
+    x, complex: x @ v[..., :, j] == w[..., j] * v[..., :, j]."""
+    w, v = ops.call("eig", _matrices(x, "eig"), out=(None, None))
+    return EigResult(w, v)
+
+
+def eigvals(x, /):
+    """The eigenvalues of each square matrix of x, complex (as eig's)."""
+    return ops.call("eigvals", _matrices(x, "eigvals"))
 
 
 def _rtol_call(name, x, rtol):

@@ -87,11 +87,10 @@ class _ArrayMethods:
         return arr
 
     def __array_namespace__(self, /, *, api_version=None):
-        """The array API namespace, :mod:`vkflow.array_api`."""
-        if api_version is not None and api_version not in array_api._VERSIONS:
-            raise ValueError("vkflow implements array API versions %s, not %r"
-                             % (", ".join(array_api._VERSIONS), api_version))
-        return array_api
+        """The array API namespace: :mod:`vkflow.array_api` at its version
+        (the newest, 2025.12, unless VKFLOW_ARRAY_API_VERSION names another),
+        or at api_version (2021.12 to 2025.12; another is a ValueError)."""
+        return array_api._namespace(api_version)
 
     def __bool__(self):
         if self.size != 1:

@@ -30,7 +30,20 @@ name is an AttributeError, so ``hasattr(xp, "cos")`` tells):
 * 2024.12's ``diff count_nonzero take_along_axis`` (vkflow._api2024) and
   2025.12's ``isin broadcast_shapes`` (vkflow._api2025), ``expand_dims``
   with a tuple of axes, and the set functions of complex arrays;
-* the ``fft`` extension: ``xp.fft`` is :mod:`vkflow.fft`.
+* the ``fft`` extension: ``xp.fft`` is :mod:`vkflow.fft`; the ``linalg``
+  extension, ``xp.linalg``, is :mod:`vkflow.linalg` (2025.12's ``eig`` and
+  ``eigvals`` included).
+
+Versions: the module is the standard's newest version, 2025.12
+(``__array_api_version__``), unless the environment variable
+``VKFLOW_ARRAY_API_VERSION`` names another when vkflow is imported (2021.12
+to 2025.12: what array-api-strict's ARRAY_API_STRICT_API_VERSION does).
+``x.__array_namespace__(api_version=v)`` returns the namespace at version v
+without a restart. Versions differ where the standard changed a result's
+type: from 2025.12, ``meshgrid``, ``broadcast_arrays`` and
+``__array_namespace_info__().devices()`` return tuples, before it lists.
+Every version's namespace has every function (names a later version added
+are extra there, which the standard allows).
 
 Element-wise functions promote mixed dtypes by the standard's table (within
 a kind: bool, integers, floats; the Go op library's ops.ResultType, which
@@ -39,18 +52,35 @@ Python scalars take the array's dtype.
 """
 
 import math
+import os
+import sys
+import types
 
 from . import ops
 from ._array import asarray, from_dlpack  # noqa: F401
 from ._creation import (arange, empty, empty_like, eye, full, full_like, linspace,  # noqa: F401
                         ones, ones_like, zeros, zeros_like)
-from ._dtype_functions import (__array_namespace_info__, can_cast, finfo,  # noqa: F401
-                               iinfo, isdtype, result_type)
+from ._dtype_functions import Info, can_cast, finfo, iinfo, isdtype, result_type  # noqa: F401
 from ._dtypes import _dtype, _dtype_name
 from ._tensor import Tensor
 
-__array_api_version__ = "2024.12"
-_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+# The newest version vkflow implements, the one it claims (tools/arrayapi.sh
+# reads this line): the conformance suite passes at it (docs/ARRAY_API.md).
+_NEWEST = "2025.12"
+_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+def _chosen_version():
+    """_NEWEST, or the version VKFLOW_ARRAY_API_VERSION names (a ValueError
+    for one vkflow does not implement)."""
+    v = os.environ.get("VKFLOW_ARRAY_API_VERSION") or _NEWEST
+    if v not in _VERSIONS:
+        raise ValueError("VKFLOW_ARRAY_API_VERSION=%r: vkflow implements array API versions %s"
+                         % (v, ", ".join(_VERSIONS)))
+    return v
+
+
+__array_api_version__ = _chosen_version()
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
@@ -159,7 +189,7 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
 
 
 # --- manipulation functions and statistics (vkflow._manipulation) ------------------------
-from ._manipulation import (argmin, broadcast_arrays, broadcast_to, concat,  # noqa: E402,F401
+from ._manipulation import (argmin, broadcast_to, concat,  # noqa: E402,F401
                             cumulative_sum, expand_dims, flip, moveaxis, repeat, roll, squeeze,
                             stack, std, tile, unstack, var)
 
@@ -169,8 +199,7 @@ from ._sorting import argsort, searchsorted, sort  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from .linalg import matmul, tensordot, vecdot  # noqa: E402,F401
 # --- scans, nonzero, take, triangles and grids (vkflow._scanfuncs) ----------------------
-from ._scanfuncs import (cumulative_prod, meshgrid, nonzero, take, tril,  # noqa: E402,F401
-                         triu)
+from ._scanfuncs import cumulative_prod, nonzero, take, tril, triu  # noqa: E402,F401
 
 # --- 2024.12's diff, count_nonzero, take_along_axis; complex reciprocal (vkflow._api2024) --
 from ._api2024 import count_nonzero, diff, reciprocal, take_along_axis  # noqa: E402,F401
@@ -180,3 +209,71 @@ from ._api2025 import broadcast_shapes, isin  # noqa: E402,F401
 from ._setfuncs import unique_all, unique_counts, unique_inverse, unique_values  # noqa: E402,F401
 # --- the fft extension (vkflow.fft) -------------------------------------------------------
 from . import fft  # noqa: E402,F401
+
+
+# --- what differs between versions, and a namespace per version ------------------------
+from . import _manipulation as _manip, _scanfuncs as _scan  # noqa: E402
+
+
+def _versioned(version):
+    """The functions whose results changed type between versions, for
+    version: from 2025.12, meshgrid, broadcast_arrays and the inspection
+    namespace's devices() return tuples; before, lists."""
+    seq = tuple if version >= "2025.12" else list
+
+    def meshgrid(*arrays, indexing="xy"):
+        """Coordinate matrices from 1-d arrays (vkflow._scanfuncs.meshgrid), a
+        tuple (before 2025.12: a list)."""
+        return seq(_scan.meshgrid(*arrays, indexing=indexing))
+
+    def broadcast_arrays(*arrays):
+        """The arrays broadcast against one another (views), a tuple (before
+        2025.12: a list)."""
+        return seq(_manip.broadcast_arrays(*arrays))
+
+    def __array_namespace_info__():
+        """The inspection namespace (``capabilities devices default_device
+        default_dtypes dtypes``)."""
+        return Info(sequence=seq)
+
+    return meshgrid, broadcast_arrays, __array_namespace_info__
+
+
+meshgrid, broadcast_arrays, __array_namespace_info__ = _versioned(__array_api_version__)
+
+
+class _Namespace(types.ModuleType):
+    """vkflow.array_api at another version: the version's own meshgrid,
+    broadcast_arrays and __array_namespace_info__, every other name the
+    module's."""
+
+    def __init__(self, version):
+        super().__init__("vkflow.array_api", "vkflow.array_api at array API version %s" % version)
+        self.__array_api_version__ = version
+        self.meshgrid, self.broadcast_arrays, self.__array_namespace_info__ = _versioned(version)
+
+    def __getattr__(self, name):
+        return getattr(sys.modules[__name__], name)
+
+    def __dir__(self):
+        return dir(sys.modules[__name__])
+
+    def __repr__(self):
+        return "<namespace vkflow.array_api at %s>" % self.__array_api_version__
+
+
+_NAMESPACES = {}
+
+
+def _namespace(api_version):
+    """The namespace of api_version (None: this module's version): this
+    module at its own version, else one _Namespace per version."""
+    if api_version is None or api_version == __array_api_version__:
+        return sys.modules[__name__]
+    if api_version not in _VERSIONS:
+        raise ValueError("vkflow implements array API versions %s, not %r"
+                         % (", ".join(_VERSIONS), api_version))
+    ns = _NAMESPACES.get(api_version)
+    if ns is None:
+        ns = _NAMESPACES[api_version] = _Namespace(api_version)
+    return ns

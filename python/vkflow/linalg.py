@@ -12,6 +12,8 @@ one op, not a loop on the host.
 * ``svd svdvals eigh eigvalsh pinv matrix_rank matrix_norm vector_norm``
   (vkflow._linalg_spectral): one-sided Jacobi on the GPU, float32 and
   float64.
+* ``eig eigvals`` (2025.12; vkflow._linalg_spectral): general matrices,
+  Hessenberg reduction and shifted QR on the GPU, complex results.
 * ``tensordot vecdot outer cross trace diagonal matmul matrix_transpose``:
   every numeric dtype, complex included (``vecdot`` conjugates x1); two
   inputs of different dtypes promote by the standard's table first.
@@ -162,5 +164,5 @@ def matrix_transpose(x, /):
 
 
 # --- the spectral functions (vkflow._linalg_spectral: one-sided Jacobi) -----------
-from ._linalg_spectral import (eigh, eigvalsh, matrix_norm, matrix_rank, pinv,  # noqa: E402,F401
-                               svd, svdvals, vector_norm)
+from ._linalg_spectral import (eig, eigh, eigvals, eigvalsh, matrix_norm,  # noqa: E402,F401
+                               matrix_rank, pinv, svd, svdvals, vector_norm)

@@ -435,7 +435,7 @@ def strided_copy(x, /, *, shape, src_offset=0, src_strides=None, out=None, dst_o
 # --- every other op of the library -------------------------------------------------
 
 # Ops with several outputs: the function returns a tuple of them.
-_OUTPUTS = {"qr": 2, "slogdet": 2, "eigh": 2, "svd": 3, "unique_all": 4, "unique_counts": 2,
+_OUTPUTS = {"qr": 2, "slogdet": 2, "eigh": 2, "eig": 2, "svd": 3, "unique_all": 4, "unique_counts": 2,
             "unique_inverse": 2}
 
 
