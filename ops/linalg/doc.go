@@ -1,7 +1,8 @@
 // Package linalg holds the linear algebra ops of the array API's linalg
 // extension over stacks of matrices: solve, inv, det and slogdet (LU with
 // partial pivoting), cholesky, qr (Householder), eigh and eigvalsh, svd,
-// svdvals, pinv and matrix_rank (one-sided Jacobi), vector_norm and
+// svdvals, pinv and matrix_rank (one-sided Jacobi), eig and eigvals
+// (balancing, Hessenberg reduction and shifted QR), vector_norm and
 // matrix_norm, and the products tensordot, vecdot, outer, cross,
 // diagonal, trace and matrix_power.
 //

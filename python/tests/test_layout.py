@@ -173,7 +173,7 @@ class TestLayout(unittest.TestCase):
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.split(), ["2024.12", "vkflow.ops", "True"])
+        self.assertEqual(r.stdout.split(), ["2025.12", "vkflow.ops", "True"])
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ over 4 random matrices of each size 2 to 100 and 256 of size 16
 """
 
 import math
+import os
+import subprocess
+import sys
 import unittest
 
 import numpy as np
@@ -214,6 +217,27 @@ class Versions(unittest.TestCase):
                 self.assertIs(ns.float32, xp.float32)
                 np.testing.assert_array_equal(np.asarray(ns.meshgrid(x, x)[0]),
                                               np.asarray(xp.meshgrid(x, x)[0]))
+
+    def test_environment(self):
+        """VKFLOW_ARRAY_API_VERSION puts the module at a version (a fresh
+        interpreter); an unknown one fails the import, naming the versions."""
+        code = ("import vkflow.array_api as xp; x = xp.asarray([1.0]); "
+                "print(xp.__array_api_version__, type(xp.meshgrid(x, x)).__name__, "
+                "type(xp.__array_namespace_info__().devices()).__name__, "
+                "x.__array_namespace__() is xp, "
+                "type(x.__array_namespace__(api_version='2025.12').meshgrid(x)).__name__)")
+        for v, want in (("2023.12", ["2023.12", "list", "list", "True", "tuple"]),
+                        ("2025.12", ["2025.12", "tuple", "tuple", "True", "tuple"])):
+            env = dict(os.environ, VKFLOW_ARRAY_API_VERSION=v)
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), want)
+        env = dict(os.environ, VKFLOW_ARRAY_API_VERSION="2019.12")
+        r = subprocess.run([sys.executable, "-c", "import vkflow.array_api"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("2025.12", r.stderr)
 
     def test_unknown_version(self):
         x = xp.asarray([1.0])
