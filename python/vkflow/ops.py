@@ -38,6 +38,8 @@ compiler's message and line) or SPIR-V kernel by name, :func:`call` runs any
 op by name with keyword attributes, :func:`unregister` removes a kernel.
 """
 
+import math as _math
+
 from . import _views
 # The registry, synchronize and cache_stats are vkflow.ops names too.
 from ._dispatch import (CompileError, cache_stats, names, register, synchronize,  # noqa: F401
@@ -75,7 +77,8 @@ def call(name, *inputs, out=None, device=None, **attrs):
     style: the call returns once the op is submitted, and the host waits only
     where data must reach it (reading a tensor, converting it to NumPy or to
     a Python number, a CPU DLPack export, or :func:`vkflow.synchronize`).
-    Prepared ops are cached, so a repeated call costs a bind and a submit.
+    Prepared ops are cached with their recorded command buffers, so a repeated
+    call costs a submit (and a rebind when its buffers are new to the op).
     A call with an input from another framework (a NumPy array, a PyTorch
     CPU tensor: memory that framework may write again) waits for the op
     before it returns, so the op reads the values the array had at the call.
@@ -324,8 +327,11 @@ def clip(x, /, min=None, max=None, *, out=None):
     """x clamped to [min, max] (None: unbounded). Bounds that are arrays
     (tensors, or host arrays of any size, empty ones included) broadcast
     against x, as maximum then minimum on the device; Python numbers are
-    the op's attributes."""
-    if _array_bound(min) or _array_bound(max):
+    the op's attributes; infinite or NaN ones (which the attributes' JSON
+    cannot carry) drop out where they bound nothing (min=-inf, max=inf) and
+    go through maximum and minimum otherwise."""
+    min, max = (None if _no_bound(v, sign) else v for v, sign in ((min, -1), (max, 1)))
+    if _array_bound(min) or _array_bound(max) or not (_finite(min) and _finite(max)):
         r = x
         if min is not None:
             r = maximum(r, min, out=out if max is None else None)
@@ -333,6 +339,16 @@ def clip(x, /, min=None, max=None, *, out=None):
             r = minimum(r, max, out=out)
         return r
     return call("clip", x, out=out, min=min, max=max)
+
+
+def _no_bound(v, sign):
+    """Whether clip bound v is the infinity of sign (bounds nothing)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == sign * _math.inf
+
+
+def _finite(v):
+    """Whether clip bound v is None, an array or a finite number."""
+    return not isinstance(v, float) or _math.isfinite(v)
 
 
 def _array_bound(v):
