@@ -72,8 +72,9 @@ const (
 	eigMaxN = 1024
 )
 
-// eigBudget is the most loop iterations an invocation of a QR dispatch
-// runs (below lavapipe's 65535, with room for the last rotation).
+// eigBudget is the most loop iterations an invocation of a balancing or
+// QR dispatch runs (below lavapipe's 65535, with room for the last row
+// or rotation).
 var eigBudget = 20000
 
 // eigBalanceSweeps bounds the balancing sweeps (LAPACK's converge in a
@@ -96,8 +97,8 @@ var eigMutate bool
 // order of the Schur form, as LAPACK's); each eigenvector has unit
 // 2-norm and its largest component real.
 //
-// The method is Hessenberg reduction and complex shifted QR (see above),
-// backward stable: ||A·V - V·diag(w)|| is a small multiple of
+// The method is balancing, Hessenberg reduction and complex shifted QR
+// (see above), backward stable: ||A·V - V·diag(w)|| is a small multiple of
 // eps·||A||·N. An eigenvalue's error is about its condition number times
 // that; eigenvalues of a defective matrix (a Jordan block of size k) are
 // accurate to about (eps·||A||)^(1/k), as LAPACK's. A real input's
