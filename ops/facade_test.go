@@ -69,11 +69,16 @@ func exported(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// newInOpPackages are the names linalg and fft gained after their
+// functions moved out of ops: they never were in ops, so they have no
+// deprecated forward there.
+var newInOpPackages = []string{"Eig", "Eigvals"}
+
 // TestFacadeCoversCore: every exported name of ops/internal/opcore is in
 // the ops facade, or is one of the op packages' building blocks
 // (opPackageOnly); a name added to the core for users and not to the
 // facade fails here. The deprecated forwards of linalg and fft are all
-// there too.
+// there too, but for the names new in those packages (newInOpPackages).
 func TestFacadeCoversCore(t *testing.T) {
 	facade := exported(t, ".")
 	for n := range exported(t, filepath.Join("internal", "opcore")) {
@@ -85,6 +90,10 @@ func TestFacadeCoversCore(t *testing.T) {
 	}
 	for _, dir := range []string{"linalg", "fft"} {
 		for n := range exported(t, dir) {
+			if slices.Contains(newInOpPackages, n) {
+				assert.False(t, facade[n], "%s.%s is new in %s, yet ops forwards it", dir, n, dir)
+				continue
+			}
 			assert.True(t, facade[n], "%s.%s has no deprecated forward in ops", dir, n)
 		}
 	}
