@@ -17,6 +17,9 @@
 #          VKFLOW_WAIT_SPIN=0 (names ending in _nospin: both sides sleep)
 #          and compared with baseline.c's dispatch_poll1024 (the same
 #          dispatch, waited for by polling as vkflow does: both sides poll).
+#          Goals against dispatch_poll1024 (issue 32, cached ops submit a
+#          kept recording): Python <= 1.2x, C API <= 1.1x. The three-way
+#          comparison (both poll / both sleep / default) is kept.
 #   chain  1,000 dependent adds, `x = vkflow.ops.add(x, y)` with a new
 #          output each time, then one read, per op; from Python and from C
 #          (vkflow_op_call_async, one vkflow_tensor_read at the end); against

@@ -39,9 +39,11 @@ COMPARISONS = [
      "vs C dispatch1024", C_SYNC, BASE_SYNC, "ns/op", None),
     ("C API, chain: 1,000 dependent `vkflow_op_call_async` + one read, per op, "
      "vs C chain1000 per dispatch", C_CHAIN, BASE_CHAIN, "ns/dispatch", None),
+    # issue 32: with both sides waiting alike (polling), what is left is
+    # the host cost of an eager op over a recorded dispatch
     ("both poll: Python sync vs C dispatch_poll1024 (the same polling wait)",
-     PY_SYNC, BASE_SYNC_POLL, "ns/op", None),
-    ("both poll: C API sync vs C dispatch_poll1024", C_SYNC, BASE_SYNC_POLL, "ns/op", None),
+     PY_SYNC, BASE_SYNC_POLL, "ns/op", 1.2),
+    ("both poll: C API sync vs C dispatch_poll1024", C_SYNC, BASE_SYNC_POLL, "ns/op", 1.1),
     ("both sleep: Python sync with VKFLOW_WAIT_SPIN=0 vs C dispatch1024",
      PY_SYNC_NOSPIN, BASE_SYNC, "ns/op", None),
     ("both sleep: C API sync with VKFLOW_WAIT_SPIN=0 vs C dispatch1024",
@@ -145,8 +147,9 @@ def main(argv):
             label, fmt_ns(v), fmt_ns(b), ratio, statistics.median(per), min(per), max(per),
             goal_s, verdict))
         if goal:
+            short = label.split(" (")[0] if label.startswith("both") else label.split(":")[0]
             goals.append("- %s <= %.1fx: %.2fx (%s vs %s; per round %.2f–%.2f) — %s" % (
-                label.split(":")[0], goal, ratio, fmt_ns(v), fmt_ns(b), min(per), max(per),
+                short, goal, ratio, fmt_ns(v), fmt_ns(b), min(per), max(per),
                 verdict))
 
     out.append("")

@@ -56,11 +56,14 @@
 // A submitted sequence can be submitted again without re-recording. Clear
 // drops its operations; Rerecord rebuilds it with the algorithms' current
 // bindings. Both need the last submit to have completed (ErrPending
-// otherwise). A Sequence is safe for concurrent use, but operations on one
-// sequence are serialized.
+// otherwise). Detach keeps a completed recording without holding its
+// tensors (their buffers stay pinned), and Attach gives it tensors over
+// the same buffers to submit it again as recorded (package ops' streams
+// keep their recorded ops so). A Sequence is safe for concurrent use, but
+// operations on one sequence are serialized.
 //
 // Ownership: the Manager owns every Sequence; a sequence holds a reference
-// on each tensor and algorithm it records until Clear or Close, taken
+// on each tensor and algorithm it records until Clear, Close or Detach, taken
 // before the recording reads them, so a Close racing the recording either
 // comes first (the recording fails with ErrClosed) or leaves them alive
 // for the sequence (which then refuses to submit them, with ErrClosed).

@@ -59,6 +59,11 @@ type Sequence struct {
 	// in internal/core).
 	hz     *core.Hazards
 	useIdx map[vk.Buffer]int
+
+	// detached: the recorded tensors' references are dropped and their
+	// buffers pinned, in recording order (detach.go)
+	detached bool
+	pinned   []*core.Allocation
 }
 
 type builtBinding struct {
@@ -127,6 +132,10 @@ func (s *Sequence) record(what string, ts []*tensor.Tensor, a *algorithm.Algorit
 		s.err = core.Closed("sequence")
 		return s
 	}
+	if s.detached {
+		s.err = core.Invalid("sequence: %s: detached (Attach or Clear first)", what)
+		return s
+	}
 	objs, err := record.Hold(s.dev, ts, a)
 	if err != nil {
 		s.err = fmt.Errorf("sequence: %s: %w", what, err)
@@ -176,6 +185,8 @@ func (s *Sequence) Clear() error {
 		return fmt.Errorf("sequence: Clear: %w (wait for the last submit first)", core.ErrPending)
 	}
 	s.releaseBuild()
+	s.detached = false
+	s.unpin() // after the sets stopped naming the buffers
 	for _, o := range s.held {
 		o.Release()
 	}
@@ -210,6 +221,9 @@ func (s *Sequence) Rerecord() error {
 	}
 	if s.inflight > 0 || !s.q.Done(s.last) {
 		return fmt.Errorf("sequence: Rerecord: %w (wait for the last submit first)", core.ErrPending)
+	}
+	if s.detached {
+		return core.Invalid("sequence: Rerecord: detached (Attach or Clear first)")
 	}
 	// All or nothing: take every new snapshot first (each holds references
 	// on its tensors); on failure release those and leave the ops as they
@@ -302,6 +316,7 @@ func (s *Sequence) destroy() {
 		}
 	}
 	s.releaseBuild()
+	s.unpin()
 	for _, o := range s.held {
 		if algos[o] == 0 {
 			o.Release()

@@ -293,6 +293,9 @@ func (s *Sequence) prepare() error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.detached {
+		return core.Invalid("sequence: detached (Attach its tensors first)")
+	}
 	for _, o := range s.held {
 		if o.Closed() {
 			return fmt.Errorf("sequence: a recorded tensor or algorithm: %w", core.ErrClosed)

@@ -62,6 +62,8 @@ type Allocation struct {
 	// (a write, a mapped accessor, an import) or recorded GPU work. Package
 	// graph warns about reads of buffers nothing wrote.
 	written atomic.Bool
+
+	pin pinState // pin.go
 }
 
 // MarkWritten records that the buffer may hold data.
@@ -276,9 +278,13 @@ func (d *Device) Alloc(kind MemKind, size uint64, usage uint32) (*Allocation, er
 }
 
 // Free destroys the buffer and returns its memory to the block. The caller
-// guarantees the GPU is done with it.
+// guarantees the GPU is done with it. A pinned buffer is freed at its last
+// UnpinBuffer instead (pin.go).
 func (d *Device) Free(a *Allocation) {
 	if a == nil || a.block == nil {
+		return
+	}
+	if !a.view && a.pinned() { // a kept recording names it (pin.go)
 		return
 	}
 	// The queues forget the buffer's hazard state (a view's too: its

@@ -2,10 +2,11 @@ package opcore
 
 import (
 	"container/list"
-	"encoding/json"
+	encbin "encoding/binary"
+	"fmt"
+	"math"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/tensor"
@@ -45,6 +46,7 @@ type prepared struct {
 	binds [][]slot  // per step, per binding
 	outs  []outSpec // per output of the op
 	elem  *list.Element
+	recs  []*recording // stream_rec.go
 }
 
 // newPrepared describes op, just built over in (and out, given) for key.
@@ -144,58 +146,118 @@ func (p *prepared) forget() {
 	p.op.ins, p.op.outs, p.op.made = nil, nil, nil
 }
 
-// opKey is the cache key of a call. The caller holds references on every
-// tensor (their allocations are read).
-func opKey(name string, gen uint64, in, out []*tensor.Tensor, at Attrs) (string, error) {
-	var b strings.Builder
-	b.WriteString(name)
-	b.WriteByte('#')
-	b.WriteString(strconv.FormatUint(gen, 10))
+// appendKey appends the cache key of a call to b: the op, the registry's
+// generation, the attributes and, per tensor, its dtype, shape and which
+// earlier tensor of the call shares its buffer. The caller holds references
+// on every tensor (their allocations are read). It allocates nothing when
+// b has room: the cache looks the key up as bytes.
+func appendKey(b []byte, name string, gen uint64, in, out []*tensor.Tensor, at *Attrs) ([]byte, error) {
+	b = append(b, name...)
+	b = append(b, '#')
+	b = strconv.AppendUint(b, gen, 10)
 	if !at.zero() {
-		js, err := json.Marshal(at)
-		if err != nil {
-			return "", core.Invalid("ops.%s: attributes: %v", name, err)
-		}
-		b.Write(js)
-		b.WriteString(at.Dtype.String())
-		if at.Axes != nil && len(at.Axes) == 0 {
-			// JSON omits an empty Axes, which reduces no axis where nil
-			// reduces all.
-			b.WriteString("axes()")
+		var err error
+		if b, err = appendAttrs(b, at); err != nil {
+			return nil, core.Invalid("ops.%s: attributes: %v", name, err)
 		}
 	}
 	// Tensors by position: dtype, shape, and the first earlier tensor of
 	// the call with the same buffer (ops choose kernels by aliasing).
-	all := make([]*tensor.Tensor, 0, len(in)+len(out))
-	put := func(t *tensor.Tensor) {
-		b.WriteByte('|')
-		if t == nil {
-			b.WriteByte('-')
-			all = append(all, nil)
-			return
+	at0 := func(i int) *tensor.Tensor {
+		if i < len(in) {
+			return in[i]
 		}
-		b.WriteString(t.Dtype().String())
+		return out[i-len(in)]
+	}
+	for i := 0; i < len(in)+len(out); i++ {
+		if i == len(in) {
+			b = append(b, "->"...)
+		}
+		b = append(b, '|')
+		t := at0(i)
+		if t == nil {
+			b = append(b, '-')
+			continue
+		}
+		b = append(b, t.Dtype().String()...)
 		for _, n := range t.Shape() {
-			b.WriteByte(',')
-			b.WriteString(strconv.Itoa(n))
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(n), 10)
 		}
 		buf := t.Allocation().Buffer
-		for i, u := range all {
-			if u != nil && u.Allocation().Buffer == buf {
-				b.WriteString("=" + strconv.Itoa(i))
+		for j := 0; j < i; j++ {
+			if u := at0(j); u != nil && u.Allocation().Buffer == buf {
+				b = append(b, '=')
+				b = strconv.AppendInt(b, int64(j), 10)
 				break
 			}
 		}
-		all = append(all, t)
 	}
-	for _, t := range in {
-		put(t)
+	if len(out) == 0 {
+		b = append(b, "->"...)
 	}
-	b.WriteString("->")
-	for _, t := range out {
-		put(t)
+	return b, nil
+}
+
+// appendAttrs appends the fields of at that are not zero, each as its
+// index and its value, without encoding/json (which cost eager calls with
+// attributes a few microseconds and allocations): numbers and bools as
+// varints, slices with their length (an empty slice is not a nil one),
+// pointers as a presence byte and the value. A field of another kind is an
+// error, which TestAttrsKey catches when a field is added.
+func appendAttrs(b []byte, at *Attrs) ([]byte, error) {
+	v := reflect.ValueOf(at).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.IsZero() {
+			continue
+		}
+		b = append(b, '{')
+		b = encbin.AppendUvarint(b, uint64(i))
+		var err error
+		if b, err = appendValue(b, f); err != nil {
+			return nil, fmt.Errorf("field %s: %w", v.Type().Field(i).Name, err)
+		}
 	}
-	return b.String(), nil
+	return b, nil
+}
+
+func appendValue(b []byte, f reflect.Value) ([]byte, error) {
+	switch f.Kind() {
+	case reflect.Bool:
+		if f.Bool() {
+			return append(b, 1), nil
+		}
+		return append(b, 0), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return encbin.AppendVarint(b, f.Int()), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return encbin.AppendUvarint(b, f.Uint()), nil
+	case reflect.Float32, reflect.Float64:
+		return encbin.AppendUvarint(b, math.Float64bits(f.Float())), nil
+	case reflect.String:
+		b = encbin.AppendUvarint(b, uint64(f.Len()))
+		return append(b, f.String()...), nil
+	case reflect.Pointer:
+		if f.IsNil() {
+			return append(b, 0), nil
+		}
+		return appendValue(append(b, 1), f.Elem())
+	case reflect.Slice, reflect.Array:
+		if f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8 {
+			b = encbin.AppendUvarint(b, uint64(f.Len()))
+			return append(b, f.Bytes()...), nil
+		}
+		b = encbin.AppendUvarint(b, uint64(f.Len()))
+		for k := 0; k < f.Len(); k++ {
+			var err error
+			if b, err = appendValue(b, f.Index(k)); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("kind %v has no key encoding", f.Kind())
 }
 
 // zero reports whether at is the zero Attrs (most eager calls): the key
@@ -215,8 +277,8 @@ type opCache struct {
 }
 
 // get returns the prepared op for key and marks it used, or nil.
-func (c *opCache) get(key string) *prepared {
-	p := c.m[key]
+func (c *opCache) get(key []byte) *prepared {
+	p := c.m[string(key)] // no allocation: the compiler looks the bytes up
 	if p != nil {
 		c.lru.MoveToFront(p.elem)
 	}
@@ -236,7 +298,7 @@ func (c *opCache) put(p *prepared) {
 	for c.lru.Len() > c.max {
 		old := c.lru.Remove(c.lru.Back()).(*prepared)
 		delete(c.m, old.key)
-		_ = old.op.Close()
+		old.close()
 		evicted++
 	}
 	c.dev.CountOpCacheChange(1-int64(evicted), evicted)
@@ -246,7 +308,7 @@ func (c *opCache) put(p *prepared) {
 func (c *opCache) clear() {
 	n := int64(c.lru.Len())
 	for e := c.lru.Front(); e != nil; e = e.Next() {
-		_ = e.Value.(*prepared).op.Close()
+		e.Value.(*prepared).close()
 	}
 	c.lru.Init()
 	clear(c.m)

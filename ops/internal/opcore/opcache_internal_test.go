@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAttrsZeroCoversEveryField: a field zero() forgot would let two calls
@@ -36,4 +37,57 @@ func TestAttrsZeroCoversEveryField(t *testing.T) {
 		}
 		assert.False(t, at.zero(), "field %s", v.Type().Field(i).Name)
 	}
+}
+
+// TestAttrsKey: every field of Attrs has a key encoding, and setting any
+// one field, or making a nil slice empty, changes the cache key.
+func TestAttrsKey(t *testing.T) {
+	key := func(at Attrs) string {
+		b, err := appendKey(nil, "op", 1, nil, nil, &at)
+		require.NoError(t, err)
+		return string(b)
+	}
+	seen := map[string]string{key(Attrs{}): "zero"}
+	v := reflect.ValueOf(Attrs{})
+	for i := 0; i < v.NumField(); i++ {
+		name := v.Type().Field(i).Name
+		for _, variant := range []string{"set", "empty"} {
+			var at Attrs
+			f := reflect.ValueOf(&at).Elem().Field(i)
+			switch f.Kind() {
+			case reflect.Slice:
+				n := 1
+				if variant == "empty" {
+					n = 0
+				}
+				f.Set(reflect.MakeSlice(f.Type(), n, n))
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Int, reflect.Int32, reflect.Int64, reflect.Int8:
+				f.SetInt(1)
+			case reflect.Uint8, reflect.Uint32, reflect.Uint64:
+				f.SetUint(1)
+			case reflect.Ptr:
+				f.Set(reflect.New(f.Type().Elem()))
+			case reflect.Array:
+				f.Index(0).SetUint(1)
+			case reflect.String:
+				f.SetString("x")
+			default:
+				t.Fatalf("field %s: kind %v: extend this test", name, f.Kind())
+			}
+			if variant == "empty" && f.Kind() != reflect.Slice {
+				continue
+			}
+			k := key(at)
+			prev, dup := seen[k]
+			assert.False(t, dup, "field %s (%s) has the key of %s", name, variant, prev)
+			seen[k] = name + " " + variant
+		}
+	}
+	// Values matter, not only which fields are set.
+	one, two := 1.0, 2.0
+	assert.NotEqual(t, key(Attrs{Min: &one}), key(Attrs{Min: &two}))
+	assert.NotEqual(t, key(Attrs{Axes: []int{0, 1}}), key(Attrs{Axes: []int{1, 0}}))
+	assert.NotEqual(t, key(Attrs{Side: "left"}), key(Attrs{Side: "right"}))
 }

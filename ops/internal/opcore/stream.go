@@ -25,13 +25,16 @@ import (
 // blocks the host.
 //
 // Cache: ops are prepared once per key (op, attributes, dtypes, shapes,
-// aliasing, given outputs) and kept in a bounded LRU (WithCacheSize);
-// later calls only bind the op's pipelines to their tensors and record a
-// command buffer. Manager.OpCacheStats reports hits, misses and evictions.
+// aliasing, given outputs) and kept in a bounded LRU (WithCacheSize),
+// with up to four recorded command buffers each (stream_rec.go): a later
+// call over buffers a recording names submits it untouched, others record
+// one again. Manager.OpCacheStats reports hits, misses and evictions.
 //
 // Lifetimes: a call holds references on its tensors until its submit
 // completes, so closing an input or output right after Call is safe; the
-// memory is freed once the GPU is done. Writing an input from the host
+// memory is freed once the GPU is done, or, where an idle recording names
+// the buffer, once the stream goes idle or Synchronize or TrimPool runs
+// (stream_rec.go). Writing an input from the host
 // while a queued call may still read it is not: call Wait on the tensor
 // first (the C API's and Python's writes do).
 //
@@ -65,12 +68,18 @@ type Stream struct {
 	armed  bool
 	onDone func() // s.completed, made once
 	idle   idleTimer
-	pool   *outPool // nil: disabled (WithPoolSize(0))
+	pool   *outPool         // nil: disabled (WithPoolSize(0))
+	ts     []*tensor.Tensor // scratch of submitRecorded, cleared after use
+	key    []byte           // scratch: the call's cache key
+	// recordings submitted as recorded, and recorded (stream_rec.go)
+	replays, records uint64
+	submits          uint64 // calls submitted (LRU of recordings, idleness)
 }
 
 type inflight struct {
 	seq *sequence.Sequence
 	p   sequence.Pending
+	rec *recording // nil: a sequence of the free pool
 }
 
 // StreamOption configures NewStream.
@@ -204,19 +213,22 @@ func (s *Stream) call(name string, build Builder, in, out []*tensor.Tensor, at A
 	if s.closed {
 		return nil, core.Closed("ops.Stream")
 	}
-	key, err := opKey(name, registryGen(), in, out, at)
+	s.key, err = appendKey(s.key[:0], name, registryGen(), in, out, &at)
 	if err != nil {
 		return nil, err
 	}
-	p := s.cache.get(key)
+	p := s.cache.get(s.key)
 	hit := p != nil
 	var outs, made []*tensor.Tensor
 	keep := true
 	if hit {
+		// What completed gives its outputs' buffers back to the pool
+		// first, so that the call's can be those a recording names.
+		s.reclaim()
 		if outs, made, err = s.outputs(p, out); err != nil {
 			return nil, fmt.Errorf("ops.%s: %w", name, err)
 		}
-		err = p.bind(in, outs)
+		err = s.submitRecorded(p, in, outs)
 	} else {
 		var op *Op
 		var perr error
@@ -229,17 +241,17 @@ func (s *Stream) call(name string, build Builder, in, out []*tensor.Tensor, at A
 			return nil, perr
 		}
 		outs, made = op.Outputs(), append([]*tensor.Tensor(nil), op.made...)
-		p, keep = newPrepared(key, op, in, out)
+		p, keep = newPrepared(string(s.key), op, in, out)
 		if !keep {
 			p = &prepared{op: op}
 		}
 	}
-	if err == nil {
-		err = s.submit(p, in, outs)
-	}
-	p.unbind()
 	d.CountOpCall(hit)
 	if !hit {
+		if err == nil {
+			err = s.submit(p, in, outs, false)
+		}
+		p.unbind()
 		p.forget()
 		if err == nil && keep {
 			s.cache.put(p)
@@ -288,93 +300,6 @@ func holdAll(name string, in, out []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return held, nil
 }
 
-// submit records the bound op into a sequence of the pool, with a host
-// read barrier for mapped outputs, and submits it. Called with mu held.
-func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor) error {
-	if len(p.op.steps) == 0 {
-		return nil // empty tensors: nothing to compute
-	}
-	seq, waited, err := s.take()
-	if err != nil {
-		return err
-	}
-	p.op.Record(seq)
-	var mapped []*tensor.Tensor
-	for _, t := range outs {
-		if t.Mapped() {
-			mapped = append(mapped, t)
-		}
-	}
-	if len(mapped) > 0 {
-		seq.SyncLocal(mapped...)
-	}
-	if err := seq.Err(); err != nil {
-		s.recycle(seq)
-		return err
-	}
-	// Uses of the tensors on other physical queues are waited for on the
-	// GPU (Submit, through the scheduler); with one physical queue, or none
-	// pending, the plain submit.
-	var pend sequence.Pending
-	if s.dev.PhysicalQueues() > 1 && s.dev.UsesElsewhere(s.q, objects(in, outs)...) != nil {
-		pend = seq.Submit(context.Background(), sequence.AfterUses(append(append([]*tensor.Tensor(nil), in...), outs...)...))
-	} else {
-		pend = seq.EvalAsync()
-	}
-	if err := pend.Err(); err != nil {
-		s.recycle(seq)
-		return err
-	}
-	s.ring = append(s.ring, inflight{seq, pend})
-	s.last, s.has = pend, true
-	s.schedule()
-	s.dev.CountEagerSubmit(waited)
-	return nil
-}
-
-func objects(in, outs []*tensor.Tensor) []*core.Object {
-	objs := make([]*core.Object, 0, len(in)+len(outs))
-	for _, t := range in {
-		objs = append(objs, t.Object())
-	}
-	for _, t := range outs {
-		objs = append(objs, t.Object())
-	}
-	return objs
-}
-
-// take returns a cleared sequence: a free one, one whose submit completed,
-// a new one, or, with maxHeld submits in flight, the oldest once it
-// completes (waited is then true). Called with mu held.
-func (s *Stream) take() (seq *sequence.Sequence, waited bool, err error) {
-	s.reclaim()
-	if len(s.free) == 0 && len(s.ring) >= s.maxHeld {
-		// Back-pressure: the call holds the gate, so the wait must end
-		// when Manager.Close starts, not hold Close's drain until its
-		// deadline. Queue waits enter the gate per slice and fail then;
-		// the context covers a submit still held back, whose release is
-		// a channel (Close drops held submits only after the drain).
-		ctx, cancel := context.WithTimeout(s.dev.Closing(), s.dev.WaitTimeout)
-		err := s.ring[0].p.Wait(ctx)
-		if cause := context.Cause(ctx); err != nil && errors.Is(cause, core.ErrClosed) {
-			err = cause
-		}
-		cancel()
-		if err != nil {
-			return nil, false, err
-		}
-		waited = true
-		s.reclaim()
-	}
-	if n := len(s.free); n > 0 {
-		seq = s.free[n-1]
-		s.free = s.free[:n-1]
-		return seq, waited, nil
-	}
-	seq, err = sequence.New(s.owner, s.queue)
-	return seq, waited, err
-}
-
 // arm asks the completion watcher to reclaim the ring once the newest call
 // completes, unless it is asked already. Called with mu held.
 func (s *Stream) arm() {
@@ -402,6 +327,10 @@ func (s *Stream) completed() {
 		return
 	}
 	s.reclaim()
+	if len(s.ring) == 0 && !s.idle.set {
+		s.startIdle() // to drop the op recordings if no call comes
+		return
+	}
 	s.schedule()
 }
 
@@ -410,7 +339,11 @@ func (s *Stream) completed() {
 func (s *Stream) reclaim() {
 	n := 0
 	for n < len(s.ring) && s.ring[n].p.Done() {
-		s.recycle(s.ring[n].seq)
+		if r := s.ring[n].rec; r != nil {
+			s.settle(r)
+		} else {
+			s.recycle(s.ring[n].seq)
+		}
 		s.ring[n] = inflight{}
 		n++
 	}
@@ -451,6 +384,7 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reclaim()
+	s.dropRecordings()
 	s.trimPool()
 	return nil
 }

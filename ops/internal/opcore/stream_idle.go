@@ -17,7 +17,10 @@ import (
 // GPU, arms one completion hook for the newest (WhenComplete), whose run
 // reclaims and starts the timer again for calls queued meanwhile. A busy
 // stream reclaims at its calls anyway (take); the timer costs it one wake
-// per idleDelay at most.
+// per idleDelay at most. A firing that finds nothing in flight and no call
+// since the timer started drops the op recordings (stream_rec.go), which
+// may pin buffers of closed tensors; one that finds calls since looks again
+// a period later.
 
 // idleDelay is how long after a call the stream looks at its ring again.
 // It was 1 ms: on a synchronous loop (call, wait, read, about 80 µs an
@@ -29,8 +32,9 @@ const idleDelay = 10 * time.Millisecond
 
 // idleTimer is the stream's timer; its Stream's mu guards it.
 type idleTimer struct {
-	t   *time.Timer
-	set bool // t will fire
+	t    *time.Timer
+	set  bool   // t will fire
+	mark uint64 // Stream.submits when it started
 }
 
 // schedule starts the idle timer unless it runs already or a completion
@@ -39,12 +43,19 @@ func (s *Stream) schedule() {
 	if s.armed || s.idle.set || len(s.ring) == 0 {
 		return
 	}
+	s.startIdle()
+}
+
+// startIdle starts the idle timer and notes the calls submitted so far.
+// Called with mu held.
+func (s *Stream) startIdle() {
 	if s.idle.t == nil {
 		s.idle.t = time.AfterFunc(idleDelay, s.idleFired)
 	} else {
 		s.idle.t.Reset(idleDelay)
 	}
 	s.idle.set = true
+	s.idle.mark = s.submits
 }
 
 // idleFired runs on the timer's goroutine: it reclaims what completed and
@@ -63,6 +74,18 @@ func (s *Stream) idleFired() {
 		return
 	}
 	s.reclaim()
+	if len(s.ring) == 0 {
+		if s.submits == s.idle.mark {
+			// No call for a whole idle period: the buffers the op
+			// recordings pin come back (stream_rec.go).
+			s.dropRecordings()
+		} else {
+			// Calls came meanwhile: look again one period later, so
+			// that a stream that goes quiet drops its recordings, and a
+			// busy one keeps them.
+			s.startIdle()
+		}
+	}
 	s.arm()
 }
 

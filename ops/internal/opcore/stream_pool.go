@@ -52,6 +52,7 @@ func (s *Stream) TrimPool() error {
 		return core.Closed("ops.Stream")
 	}
 	s.reclaim()
+	s.dropRecordings()
 	s.trimPool()
 	return nil
 }
