@@ -504,25 +504,40 @@ static void record_mul(Ctx *c, VkCommandBuffer cb, VkPipeline pipe, VkDescriptor
     VK_CHECK(vkEndCommandBuffer(cb));
 }
 
+/* Submit cb (or nothing when cb is NULL) to q, signalling signal on the
+ * timeline signal_sem; when wait_sem is not VK_NULL_HANDLE, first waiting at
+ * stage for wait on it. */
+static void submit_timeline(VkQueue q, VkCommandBuffer cb, VkSemaphore wait_sem, uint64_t wait,
+                            VkPipelineStageFlags stage, VkSemaphore signal_sem, uint64_t signal)
+{
+    uint32_t waits = wait_sem != VK_NULL_HANDLE;
+    VkTimelineSemaphoreSubmitInfo tsi = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = waits,
+        .pWaitSemaphoreValues = waits ? &wait : NULL,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &signal,
+    };
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &tsi,
+        .waitSemaphoreCount = waits,
+        .pWaitSemaphores = waits ? &wait_sem : NULL,
+        .pWaitDstStageMask = waits ? &stage : NULL,
+        .commandBufferCount = cb ? 1u : 0u,
+        .pCommandBuffers = cb ? &cb : NULL,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &signal_sem,
+    };
+    VK_CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
+}
+
 /* Submit cb (or nothing when cb is NULL) to q, signalling ++timeline;
  * returns the value it signals. */
 static uint64_t submit_signal_q(Ctx *c, VkQueue q, VkCommandBuffer cb)
 {
     uint64_t value = ++c->timeline_value;
-    VkTimelineSemaphoreSubmitInfo tsi = {
-        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-        .signalSemaphoreValueCount = 1,
-        .pSignalSemaphoreValues = &value,
-    };
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .pNext = &tsi,
-        .commandBufferCount = cb ? 1u : 0u,
-        .pCommandBuffers = cb ? &cb : NULL,
-        .signalSemaphoreCount = 1,
-        .pSignalSemaphores = &c->timeline,
-    };
-    VK_CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
+    submit_timeline(q, cb, VK_NULL_HANDLE, 0, 0, c->timeline, value);
     return value;
 }
 
@@ -1350,25 +1365,8 @@ static void chain_once(Ctx *c, int two)
     const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     for (uint32_t k = 0; k < CHAIN_LEN; k++) {
         uint64_t wait = c->chain_value, signal = wait + 1;
-        VkTimelineSemaphoreSubmitInfo tsi = {
-            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-            .waitSemaphoreValueCount = 1,
-            .pWaitSemaphoreValues = &wait,
-            .signalSemaphoreValueCount = 1,
-            .pSignalSemaphoreValues = &signal,
-        };
-        VkSubmitInfo si = {
-            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .pNext = &tsi,
-            .waitSemaphoreCount = 1,
-            .pWaitSemaphores = &c->chain_timeline,
-            .pWaitDstStageMask = &stage,
-            .commandBufferCount = 1,
-            .pCommandBuffers = &c->cb_chain[k & 1],
-            .signalSemaphoreCount = 1,
-            .pSignalSemaphores = &c->chain_timeline,
-        };
-        VK_CHECK(vkQueueSubmit(two && (k & 1) ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
+        submit_timeline(two && (k & 1) ? c->queue2 : c->queue, c->cb_chain[k & 1], c->chain_timeline,
+                        wait, stage, c->chain_timeline, signal);
         c->chain_value = signal;
     }
     VkSemaphoreWaitInfo wi = {
@@ -1448,21 +1446,8 @@ static void w_wide8_cmdbuf(Ctx *c, uint64_t n)
 static void wide2_once(Ctx *c)
 {
     for (uint32_t h = 0; h < 2; h++) {
-        uint64_t signal = ++c->wide_value[h];
-        VkTimelineSemaphoreSubmitInfo tsi = {
-            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-            .signalSemaphoreValueCount = 1,
-            .pSignalSemaphoreValues = &signal,
-        };
-        VkSubmitInfo si = {
-            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .pNext = &tsi,
-            .commandBufferCount = 1,
-            .pCommandBuffers = &c->cb_wide_half[h],
-            .signalSemaphoreCount = 1,
-            .pSignalSemaphores = &c->wide_tl[h],
-        };
-        VK_CHECK(vkQueueSubmit(h ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
+        submit_timeline(h ? c->queue2 : c->queue, c->cb_wide_half[h], VK_NULL_HANDLE, 0, 0, c->wide_tl[h],
+                        ++c->wide_value[h]);
     }
     VkSemaphoreWaitInfo wi = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
@@ -1575,25 +1560,8 @@ static void diamond2_once(Ctx *c)
         uint32_t q = queue_of[k], w = waits_on[k];
         uint64_t wait = k < 2 ? prev[w] : c->diamond_seg[w];
         uint64_t signal = ++c->diamond_value[q];
-        VkTimelineSemaphoreSubmitInfo tsi = {
-            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-            .waitSemaphoreValueCount = 1,
-            .pWaitSemaphoreValues = &wait,
-            .signalSemaphoreValueCount = 1,
-            .pSignalSemaphoreValues = &signal,
-        };
-        VkSubmitInfo si = {
-            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .pNext = &tsi,
-            .waitSemaphoreCount = 1,
-            .pWaitSemaphores = &c->diamond_tl[queue_of[w]],
-            .pWaitDstStageMask = &stage,
-            .commandBufferCount = 1,
-            .pCommandBuffers = &c->cb_diamond_seg[k],
-            .signalSemaphoreCount = 1,
-            .pSignalSemaphores = &c->diamond_tl[q],
-        };
-        VK_CHECK(vkQueueSubmit(q ? c->queue2 : c->queue, 1, &si, VK_NULL_HANDLE));
+        submit_timeline(q ? c->queue2 : c->queue, c->cb_diamond_seg[k], c->diamond_tl[queue_of[w]], wait,
+                        stage, c->diamond_tl[q], signal);
         c->diamond_seg[k] = signal;
     }
     if (c->queues == 2) {

@@ -146,9 +146,6 @@ func eig(op *opcore.Op, x *tensor.Tensor, vectors bool, w, v *tensor.Tensor) err
 	r := len(shape)
 	acc := opcore.ComputeDtype(x.Dtype().Real())
 	wk := &eigWork{acc: acc, cdt: complexOfReal(acc), N: shape[r-1], vectors: vectors}
-	if err := op.RequireDtypes(wk.cdt); err != nil {
-		return err
-	}
 	W, err := op.Output(w, wk.cdt, slices.Clone(shape[:r-1]))
 	if err != nil {
 		return err
@@ -214,38 +211,24 @@ func eigTemps(op *opcore.Op, wk *eigWork) error {
 	return err
 }
 
-// eigLoad writes H = A / max|a_ij| (and Z = I) and the scale.
+// eigLoad writes H = A / max|a_ij| (and Z = I) and the scale, then
+// balances H.
 func eigLoad(op *opcore.Op, x *tensor.Tensor, wk *eigWork) error {
 	B, N, acc := wk.B, wk.N, wk.acc
-	lay := opcore.RedLayout{M: B, N: N * N}
 	mx, err := op.Temp(acc, []int{B})
 	if err != nil {
 		return err
 	}
 	ts := []*tensor.Tensor{x, mx}
-	if x.Dtype().IsComplex() {
-		abs, err := op.Temp(acc, []int{B * N * N})
-		if err != nil {
-			return err
-		}
-		if err := normGather(op, x, lay, false, abs); err != nil {
-			return err
-		}
-		if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: acc, Acc: acc, Out: acc}, abs, nil, lay, mx); err != nil {
-			return err
-		}
-	} else {
-		mn, err := op.Temp(acc, []int{B})
-		if err != nil {
-			return err
-		}
-		if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: x.Dtype(), Acc: acc, Out: acc}, x, nil, lay, mx); err != nil {
-			return err
-		}
-		if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMin, In: x.Dtype(), Acc: acc, Out: acc}, x, nil, lay, mn); err != nil {
+	var mn *tensor.Tensor
+	if !x.Dtype().IsComplex() {
+		if mn, err = op.Temp(acc, []int{B}); err != nil {
 			return err
 		}
 		ts = append(ts, mn)
+	}
+	if err := matrixMaxAbs(op, x, B, acc, mx, mn); err != nil {
+		return err
 	}
 	ts = append(ts, wk.scale, wk.H, wk.d, wk.bst)
 	if wk.vectors {

@@ -43,6 +43,21 @@ func eigDefs(wk *eigWork) string {
 	return b.String()
 }
 
+// eigGroupHead starts a kernel of one workgroup of eigWG invocations per
+// item: the header, eigDefs and WG.
+func eigGroupHead(b *strings.Builder, wk *eigWork) {
+	linHead(b, eigWG, wk.acc, wk.cdt)
+	b.WriteString(eigDefs(wk))
+	fmt.Fprintf(b, "const uint WG = %du;\n", eigWG)
+}
+
+// eigFailedGLSL is failed(b): whether matrix b failed or did not converge
+// (its QR state st, bound, and push member N).
+const eigFailedGLSL = `bool failed(uint b) {
+	return st[b * 8u + 5u] != 0u || (p.N > 1u && st[b * 8u] != 0u);
+}
+`
+
 // eigLoadGLSL: H = A / max|a_ij|, Z = I, D = I, the balancing state 0,
 // and the scale. Bindings: x, max [, min for real x], scale, H, D, the
 // balancing state [, Z]. Push: total, N.
@@ -229,14 +244,13 @@ layout(std430, binding = 1) readonly buffer B1 { uint st[]; };
 layout(std430, binding = 2) readonly buffer B2 { R scale[]; };
 layout(std430, binding = 3) writeonly buffer B3 { C w[]; };
 layout(push_constant) uniform P { uint total; uint N; } p;
-void main() {
+%[2]svoid main() {
 	uint e = gid();
 	if (e >= p.total) return;
 	uint b = e / p.N, i = e %% p.N;
-	bool bad = st[b * 8u + 5u] != 0u || (p.N > 1u && st[b * 8u] != 0u);
-	w[e] = bad ? C(%[1]s) : h[(b * p.N + i) * p.N + i] * scale[b];
+	w[e] = failed(b) ? C(%[1]s) : h[(b * p.N + i) * p.N + i] * scale[b];
 }
-`, nanGLSL(opcore.GLSLType(wk.acc)))
+`, nanGLSL(opcore.GLSLType(wk.acc)), eigFailedGLSL)
 	return b.String()
 }
 
@@ -246,9 +260,7 @@ void main() {
 // passes BIG). Bindings: H (T), Y. Push: total (B·N), N.
 func eigTriVecGLSL(wk *eigWork) string {
 	var b strings.Builder
-	linHead(&b, eigWG, wk.acc, wk.cdt)
-	b.WriteString(eigDefs(wk))
-	fmt.Fprintf(&b, "const uint WG = %du;\n", eigWG)
+	eigGroupHead(&b, wk)
 	b.WriteString(`layout(std430, binding = 0) readonly buffer B0 { C h[]; };
 layout(std430, binding = 1) coherent buffer B1 { C y[]; };
 layout(push_constant) uniform P { uint total; uint N; } p;
@@ -330,21 +342,19 @@ void main() {
 // failed. Bindings: V, st. Push: total (B·N), N.
 func eigNormGLSL(wk *eigWork) string {
 	var b strings.Builder
-	linHead(&b, eigWG, wk.acc, wk.cdt)
-	b.WriteString(eigDefs(wk))
-	fmt.Fprintf(&b, "const uint WG = %du;\n", eigWG)
+	eigGroupHead(&b, wk)
 	fmt.Fprintf(&b, `layout(std430, binding = 0) coherent buffer B0 { C v[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint st[]; };
 layout(push_constant) uniform P { uint total; uint N; } p;
 shared R sn[WG];
 shared R sm[WG];
 shared uint si[WG];
-void main() {
+%[3]svoid main() {
 	uint g = wgid();
 	if (g >= p.total) return;
 	uint tid = gl_LocalInvocationIndex;
 	uint N = p.N, b = g / N, k = g %% N, base = b * N * N;
-	bool bad = st[b * 8u + 5u] != 0u || (N > 1u && st[b * 8u] != 0u);
+	bool bad = failed(b);
 	R n2 = R(0), m = R(-1);
 	uint mi = 0u;
 	for (uint i = tid; i < N; i += WG) {
@@ -368,6 +378,6 @@ void main() {
 }
 `, treeGLSL(`sn[tid] += sn[tid + s];
 		if (sm[tid + s] > sm[tid] || (sm[tid + s] == sm[tid] && si[tid + s] < si[tid])) { sm[tid] = sm[tid + s]; si[tid] = si[tid + s]; }`),
-		nanGLSL(opcore.GLSLType(wk.acc)))
+		nanGLSL(opcore.GLSLType(wk.acc)), eigFailedGLSL)
 	return b.String()
 }

@@ -28,14 +28,8 @@ func eigStateGLSL(arr string, stride int, names ...string) (load, store string) 
 // Push: B, N, budget, itmax, rot (the loop iterations a rotation costs).
 func eigQRGLSL(wk *eigWork) string {
 	var b strings.Builder
-	linHead(&b, eigWG, wk.acc, wk.cdt)
-	b.WriteString(eigDefs(wk))
-	fmt.Fprintf(&b, "const uint WG = %du;\n", eigWG)
-	want := "false"
-	if wk.vectors {
-		want = "true"
-	}
-	fmt.Fprintf(&b, "const bool WANTT = %s;\n", want)
+	eigGroupHead(&b, wk)
+	fmt.Fprintf(&b, "const bool WANTT = %v;\n", wk.vectors)
 	b.WriteString(`layout(std430, binding = 0) coherent buffer B0 { C h[]; };
 layout(std430, binding = 1) coherent buffer B1 { uint st[]; };
 `)
@@ -203,14 +197,13 @@ STORE_STATE	}
 // iterations of a row).
 func eigBalanceGLSL(wk *eigWork) string {
 	var b strings.Builder
-	linHead(&b, eigWG, wk.acc, wk.cdt)
-	b.WriteString(eigDefs(wk))
+	eigGroupHead(&b, wk)
 	// A row's scaling is at most 2^±lim at a time, so no step overflows.
 	lim := 30
 	if wk.acc == tensor.Float64 {
 		lim = 250
 	}
-	fmt.Fprintf(&b, "const uint WG = %du;\nconst R LIM = R(%d);\n", eigWG, lim)
+	fmt.Fprintf(&b, "const R LIM = R(%d);\n", lim)
 	b.WriteString(`layout(std430, binding = 0) coherent buffer B0 { C h[]; };
 layout(std430, binding = 1) coherent buffer B1 { R dd[]; };
 layout(std430, binding = 2) coherent buffer B2 { uint bst[]; };

@@ -313,6 +313,11 @@ func TestEigSpecial(t *testing.T) {
 		assert.Error(t, err, "shape %v", shape)
 		require.NoError(t, y.Close())
 	}
+	big, err := tensor.New(m, tensor.Float32, []int{1025, 1025})
+	require.NoError(t, err)
+	_, err = ops.Call(ctx, m, "eigvals", []*tensor.Tensor{big}, nil, ops.Attrs{})
+	assert.ErrorContains(t, err, "at most 1024", "a side past eigMaxN")
+	require.NoError(t, big.Close())
 	y, err := tensor.New(m, tensor.Int32, []int{2, 2})
 	require.NoError(t, err)
 	defer y.Close()

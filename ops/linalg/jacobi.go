@@ -238,8 +238,24 @@ func jacobi(op *opcore.Op, x *tensor.Tensor, vectors, eig bool) (*svdWork, error
 // the largest |a| (hypot-style) for complex x.
 func jacobiLoad(op *opcore.Op, x *tensor.Tensor, w *svdWork, eig bool, mx, mn *tensor.Tensor) error {
 	B, M, N, dt, acc := w.B, w.M, w.N, w.dt, w.acc
-	lay := opcore.RedLayout{M: B, N: w.M0 * w.N0}
+	if err := matrixMaxAbs(op, x, B, acc, mx, mn); err != nil {
+		return err
+	}
 	if w.el.cx {
+		return linRun(op, jacobiLoadCxGLSL(dt, w.el, w.trans, eig), []*tensor.Tensor{x, mx, w.scale, w.W}, B*N*M,
+			uint32(B), uint32(M), uint32(N))
+	}
+	return linRun(op, jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
+		uint32(B), uint32(M), uint32(N))
+}
+
+// matrixMaxAbs adds the reductions that give max|a_ij| of each of the B
+// matrices of x, in acc: for complex x, mx is the largest |a| (hypot-
+// style) and mn is not used; for real x, mx is the largest and mn the
+// smallest entry, and the kernel that reads them takes max(mx, -mn).
+func matrixMaxAbs(op *opcore.Op, x *tensor.Tensor, B int, acc tensor.Dtype, mx, mn *tensor.Tensor) error {
+	lay := opcore.RedLayout{M: B, N: opcore.Numel(x.Shape()) / B}
+	if x.Dtype().IsComplex() {
 		abs, err := op.Temp(acc, []int{lay.M * lay.N})
 		if err != nil {
 			return err
@@ -247,20 +263,12 @@ func jacobiLoad(op *opcore.Op, x *tensor.Tensor, w *svdWork, eig bool, mx, mn *t
 		if err := normGather(op, x, lay, false, abs); err != nil {
 			return err
 		}
-		if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: acc, Acc: acc, Out: acc}, abs, nil, lay, mx); err != nil {
-			return err
-		}
-		return linRun(op, jacobiLoadCxGLSL(dt, w.el, w.trans, eig), []*tensor.Tensor{x, mx, w.scale, w.W}, B*N*M,
-			uint32(B), uint32(M), uint32(N))
+		return op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: acc, Acc: acc, Out: acc}, abs, nil, lay, mx)
 	}
-	if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: dt, Acc: acc, Out: acc}, x, nil, lay, mx); err != nil {
+	if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMax, In: x.Dtype(), Acc: acc, Out: acc}, x, nil, lay, mx); err != nil {
 		return err
 	}
-	if err := op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMin, In: dt, Acc: acc, Out: acc}, x, nil, lay, mn); err != nil {
-		return err
-	}
-	return linRun(op, jacobiLoadGLSL(dt, acc, w.trans, eig), []*tensor.Tensor{x, mx, mn, w.scale, w.W}, B*N*M,
-		uint32(B), uint32(M), uint32(N))
+	return op.ReducePasses(opcore.PassSpec{Kind: opcore.KindMin, In: x.Dtype(), Acc: acc, Out: acc}, x, nil, lay, mn)
 }
 
 // jacobiShift adds σ = ||A||_1 (of the scaled, symmetric A) to W's

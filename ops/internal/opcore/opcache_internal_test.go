@@ -8,6 +8,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// setField gives the Attrs field f (named name) a value other than its
+// zero: a slice of n elements, true, 1, a new pointer, "x".
+func setField(t *testing.T, f reflect.Value, name string, n int) {
+	t.Helper()
+	switch f.Kind() {
+	case reflect.Slice:
+		f.Set(reflect.MakeSlice(f.Type(), n, n))
+	case reflect.Bool:
+		f.SetBool(true)
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Int8:
+		f.SetInt(1)
+	case reflect.Uint8, reflect.Uint32, reflect.Uint64:
+		f.SetUint(1)
+	case reflect.Ptr:
+		f.Set(reflect.New(f.Type().Elem()))
+	case reflect.Array:
+		f.Index(0).SetUint(1)
+	case reflect.String:
+		f.SetString("x")
+	default:
+		t.Fatalf("field %s: kind %v: extend this test", name, f.Kind())
+	}
+}
+
 // TestAttrsZeroCoversEveryField: a field zero() forgot would let two calls
 // with different attributes share a prepared op.
 func TestAttrsZeroCoversEveryField(t *testing.T) {
@@ -16,25 +40,7 @@ func TestAttrsZeroCoversEveryField(t *testing.T) {
 	v := reflect.ValueOf(&at).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		at = Attrs{}
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.Slice:
-			f.Set(reflect.MakeSlice(f.Type(), 0, 0))
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int, reflect.Int32, reflect.Int64, reflect.Int8:
-			f.SetInt(1)
-		case reflect.Uint8, reflect.Uint32, reflect.Uint64:
-			f.SetUint(1)
-		case reflect.Ptr:
-			f.Set(reflect.New(f.Type().Elem()))
-		case reflect.Array:
-			f.Index(0).SetUint(1)
-		case reflect.String:
-			f.SetString("x")
-		default:
-			t.Fatalf("field %s: kind %v: extend this test", v.Type().Field(i).Name, f.Kind())
-		}
+		setField(t, v.Field(i), v.Type().Field(i).Name, 0)
 		assert.False(t, at.zero(), "field %s", v.Type().Field(i).Name)
 	}
 }
@@ -54,28 +60,11 @@ func TestAttrsKey(t *testing.T) {
 		for _, variant := range []string{"set", "empty"} {
 			var at Attrs
 			f := reflect.ValueOf(&at).Elem().Field(i)
-			switch f.Kind() {
-			case reflect.Slice:
-				n := 1
-				if variant == "empty" {
-					n = 0
-				}
-				f.Set(reflect.MakeSlice(f.Type(), n, n))
-			case reflect.Bool:
-				f.SetBool(true)
-			case reflect.Int, reflect.Int32, reflect.Int64, reflect.Int8:
-				f.SetInt(1)
-			case reflect.Uint8, reflect.Uint32, reflect.Uint64:
-				f.SetUint(1)
-			case reflect.Ptr:
-				f.Set(reflect.New(f.Type().Elem()))
-			case reflect.Array:
-				f.Index(0).SetUint(1)
-			case reflect.String:
-				f.SetString("x")
-			default:
-				t.Fatalf("field %s: kind %v: extend this test", name, f.Kind())
+			n := 1
+			if variant == "empty" {
+				n = 0
 			}
+			setField(t, f, name, n)
 			if variant == "empty" && f.Kind() != reflect.Slice {
 				continue
 			}
