@@ -43,20 +43,22 @@
 # into bench/out/eager/ (not build/, which make capi and the tests use), and
 # eager.c against that library. No validation layer.
 #
-# Knobs (environment): ROUNDS (default 5), C_BENCHTIME (seconds per
-# baseline workload, default 1), EAGER_BENCHTIME (seconds per workload for
-# Python and the C API program, default 1), PYTHON (default /usr/bin/python3),
-# GO, CC. baseline.c's -run chain1000 runs chain1000_cmdbuf too (its filter
-# is a substring); the report leaves it out. With the defaults a run takes
-# about 75 s on the 2-core lavapipe machine at load average 2 to 5 (the
-# rounds about 70 s; a go build of the library with a cold cache adds up to
-# a minute). Raw output:
+# Knobs (environment): ROUNDS (default 9: the per-round ratios of the
+# synchronous loops spread by ±0.2 on the shared 2-core machine, and the
+# goals' margins are smaller, so the medians need the rounds), C_BENCHTIME
+# (seconds per baseline workload, default 1), EAGER_BENCHTIME (seconds per
+# workload for Python and the C API program, default 1), PYTHON (default
+# /usr/bin/python3), GO, CC. baseline.c's -run chain1000 runs
+# chain1000_cmdbuf too (its filter is a substring); the report leaves it
+# out. With the defaults a run takes about 125 s on the 2-core lavapipe
+# machine (the rounds about 120 s; a go build of the library with a cold
+# cache adds up to a minute). Raw output:
 # bench/out/eager_raw.txt; the sides' stderr (device, verification,
 # per-batch spread): bench/out/eager.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-9}
 C_BENCHTIME=${C_BENCHTIME:-1}
 EAGER_BENCHTIME=${EAGER_BENCHTIME:-1}
 PYTHON=${PYTHON:-/usr/bin/python3}

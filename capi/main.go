@@ -33,6 +33,7 @@ import (
 	"github.com/vkflow/vkflow"
 	"github.com/vkflow/vkflow/algorithm"
 	"github.com/vkflow/vkflow/dlpack"
+	"github.com/vkflow/vkflow/internal/core"
 	"github.com/vkflow/vkflow/internal/kernels"
 	"github.com/vkflow/vkflow/sequence"
 	"github.com/vkflow/vkflow/tensor"
@@ -284,9 +285,10 @@ func vkflow_tensor_read(h C.vkflow_tensor, dst unsafe.Pointer, nbytes C.uint64_t
 	if uint64(nbytes) != t.Bytes() {
 		return invalid("vkflow_tensor_read: %d bytes from a %d-byte tensor", uint64(nbytes), t.Bytes())
 	}
-	// Bounded like every wait without a caller's timeout: the close timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
-	defer cancel()
+	// Bounded like every wait without a caller's timeout: the close
+	// timeout (a core.Deadline: no timer on the eager loop's path).
+	ctx := core.NewDeadline(t.Object().Device().WaitTimeout)
+	defer ctx.Stop()
 	if err := t.Wait(ctx); err != nil {
 		return fail(err)
 	}
@@ -313,8 +315,8 @@ func vkflow_tensor_write(h C.vkflow_tensor, src unsafe.Pointer, nbytes C.uint64_
 		return invalid("vkflow_tensor_write: NULL source")
 	}
 	// Queued work that reads or writes the tensor completes first.
-	ctx, cancel := context.WithTimeout(context.Background(), t.Object().Device().WaitTimeout)
-	defer cancel()
+	ctx := core.NewDeadline(t.Object().Device().WaitTimeout)
+	defer ctx.Stop()
 	if err := t.Wait(ctx); err != nil {
 		return fail(err)
 	}

@@ -31,3 +31,10 @@ func ForceTimelineSupport(s vk.ExternalSupport, asked *[]uint32) (restore func()
 	}
 	return func() { externalTimelineSupport = old }
 }
+
+// TimerStarted reports whether c started its timer (Done was called).
+func (c *Deadline) TimerStarted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t != nil
+}

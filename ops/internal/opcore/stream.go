@@ -222,9 +222,6 @@ func (s *Stream) call(name string, build Builder, in, out []*tensor.Tensor, at A
 	var outs, made []*tensor.Tensor
 	keep := true
 	if hit {
-		// What completed gives its outputs' buffers back to the pool
-		// first, so that the call's can be those a recording names.
-		s.reclaim()
 		if outs, made, err = s.outputs(p, out); err != nil {
 			return nil, fmt.Errorf("ops.%s: %w", name, err)
 		}
@@ -335,7 +332,14 @@ func (s *Stream) completed() {
 }
 
 // reclaim clears the sequences whose submits completed, oldest first, and
-// puts them in the free pool. Called with mu held.
+// puts them in the free pool (recordings: settle). A call reclaims right
+// after its submit, not before it: the work (settling recordings, giving
+// closed outputs' buffers to the pool) then runs while the GPU runs the
+// call, not between a synchronous loop's read of the previous call and
+// this submit, where the loop waits for it (about half a microsecond on
+// lavapipe). The pool gets a buffer back one call later, so such a loop
+// cycles through one more output buffer and recording. Called with mu
+// held.
 func (s *Stream) reclaim() {
 	n := 0
 	for n < len(s.ring) && s.ring[n].p.Done() {

@@ -16,11 +16,11 @@ import (
 // after, the stream reclaims what completed and, with calls still on the
 // GPU, arms one completion hook for the newest (WhenComplete), whose run
 // reclaims and starts the timer again for calls queued meanwhile. A busy
-// stream reclaims at its calls anyway (take); the timer costs it one wake
-// per idleDelay at most. A firing that finds nothing in flight and no call
-// since the timer started drops the op recordings (stream_rec.go), which
-// may pin buffers of closed tensors; one that finds calls since looks again
-// a period later.
+// stream reclaims at its calls anyway (after each submit); the timer
+// costs it one wake per idleDelay at most. A firing that finds nothing in
+// flight and no call since the timer started drops the op recordings
+// (stream_rec.go), which may pin buffers of closed tensors; one that finds
+// calls since looks again a period later.
 
 // idleDelay is how long after a call the stream looks at its ring again.
 // It was 1 ms: on a synchronous loop (call, wait, read, about 80 µs an

@@ -151,6 +151,7 @@ func (s *Stream) launch(r *recording, in, outs []*tensor.Tensor, waited bool) er
 	r.used = s.submits
 	s.ring = append(s.ring, inflight{seq: r.seq, p: pend, rec: r})
 	s.last, s.has = pend, true
+	s.reclaim() // after the submit, not before (reclaim)
 	s.schedule()
 	s.dev.CountEagerSubmit(waited)
 	return nil

@@ -7,3 +7,11 @@ func RecordingStats(s *Stream) (replays, records uint64) {
 	defer s.mu.Unlock()
 	return s.replays, s.records
 }
+
+// InFlight returns how many calls of s are in its ring: submitted and not
+// taken back yet.
+func InFlight(s *Stream) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ring)
+}

@@ -189,3 +189,32 @@ func TestStreamRecordingsFreeMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamReclaimsAtEachCall: a busy stream takes back its completed
+// calls at each call (right after the call's submit), not only when its
+// idle timer fires: in a synchronous loop (call, read, close) the ring
+// holds the call just made and at most the one before it, and the output
+// pool hands back the closed outputs' buffers, so most calls submit a
+// kept recording. A stream that took nothing back at its calls
+// would hold every call since the last idle period.
+func TestStreamReclaimsAtEachCall(t *testing.T) {
+	m, _ := testutil.Manager(t)
+	s, err := ops.NewStream(m)
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := tensor.New(m, tensor.Float32, []int{1000})
+	require.NoError(t, err)
+	const calls = 60
+	most := 0
+	for i := 0; i < calls; i++ {
+		c := call1(t, s, "add", a, a)
+		most = max(most, opcore.InFlight(s))
+		_ = readF32(t, c)
+		require.NoError(t, c.Close())
+	}
+	assert.LessOrEqual(t, most, 2, "calls in the ring right after a call")
+	replays, records := opcore.RecordingStats(s)
+	// Loose: a stall of the machine past the idle period (10 ms) drops the
+	// recordings, and the next call records again.
+	assert.GreaterOrEqual(t, replays, uint64(calls/2), "recordings submitted as recorded (records: %d)", records)
+}

@@ -40,6 +40,7 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor, waited bool) err
 	s.submits++
 	s.ring = append(s.ring, inflight{seq: seq, p: pend})
 	s.last, s.has = pend, true
+	s.reclaim() // after the submit, not before (reclaim)
 	s.schedule()
 	s.dev.CountEagerSubmit(waited)
 	return nil
@@ -103,10 +104,13 @@ func (s *Stream) take() (seq *sequence.Sequence, waited bool, err error) {
 	return seq, waited, err
 }
 
-// backpressure reclaims what completed and, with maxHeld submits still in
-// flight, waits for the oldest (waited is then true). Called with mu held.
+// backpressure waits, with maxHeld submits in flight after reclaiming what
+// completed, for the oldest (waited is then true); below the bound it
+// does nothing (calls reclaim after their submit). Called with mu held.
 func (s *Stream) backpressure() (waited bool, err error) {
-	s.reclaim()
+	if len(s.ring) >= s.maxHeld {
+		s.reclaim()
+	}
 	if len(s.ring) >= s.maxHeld {
 		// Back-pressure: the call holds the gate, so the wait must end
 		// when Manager.Close starts, not hold Close's drain until its
