@@ -97,8 +97,8 @@ func (s *staging) ensurePool() error {
 // for the copy, at most the device's WaitTimeout. The copy is ordered after
 // all work submitted earlier to physical queue 0.
 func (d *Device) Upload(dst *Allocation, offset uint64, data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
-	defer cancel()
+	ctx := NewDeadline(d.WaitTimeout) // no timer per transfer
+	defer ctx.Stop()
 	return d.stage.transfer(ctx, dst, offset, data, true)
 }
 
@@ -111,8 +111,8 @@ func (d *Device) UploadContext(ctx context.Context, dst *Allocation, offset uint
 // staging ring, after all work submitted earlier to physical queue 0,
 // waiting at most the device's WaitTimeout.
 func (d *Device) Download(src *Allocation, offset uint64, out []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d.WaitTimeout)
-	defer cancel()
+	ctx := NewDeadline(d.WaitTimeout) // no timer per transfer
+	defer ctx.Stop()
 	return d.stage.transfer(ctx, src, offset, out, false)
 }
 

@@ -65,8 +65,8 @@ func callDynamic(ctx context.Context, o Owner, name string, f dynamicFunc, in, o
 // readCount waits for t (one uint32, written by a step queued on s) and
 // returns it; the wait is bounded by the device's WaitTimeout.
 func (s *Stream) readCount(t *tensor.Tensor) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.dev.WaitTimeout)
-	defer cancel()
+	ctx := core.NewDeadline(s.dev.WaitTimeout) // no timer per call
+	defer ctx.Stop()
 	if err := t.Wait(ctx); err != nil {
 		return 0, err
 	}
