@@ -55,12 +55,12 @@ func TestDeadline(t *testing.T) {
 			}
 			assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
 		}},
-		{"Err at the deadline closes a Done not yet fired", 20 * time.Millisecond, func(t *testing.T, c *core.Deadline) {
+		{"past the deadline, Err and Done agree", 20 * time.Millisecond, func(t *testing.T, c *core.Deadline) {
 			done := c.Done()
 			time.Sleep(30 * time.Millisecond)
-			if c.Err() != nil {
-				assert.True(t, closed(done), "Err non-nil while Done is open")
-			}
+			// Err closes Done itself when its timer has not fired yet.
+			require.ErrorIs(t, c.Err(), context.DeadlineExceeded)
+			assert.True(t, closed(done), "Err non-nil while Done is open")
 		}},
 		{"Stop before the deadline", time.Hour, func(t *testing.T, c *core.Deadline) {
 			done := c.Done()
