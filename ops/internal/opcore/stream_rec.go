@@ -146,14 +146,7 @@ func (s *Stream) launch(r *recording, in, outs []*tensor.Tensor, waited bool) er
 		_ = r.seq.Clear()
 		return err
 	}
-	r.busy = true
-	s.submits++
-	r.used = s.submits
-	s.ring = append(s.ring, inflight{seq: r.seq, p: pend, rec: r})
-	s.last, s.has = pend, true
-	s.reclaim() // after the submit, not before (reclaim)
-	s.schedule()
-	s.dev.CountEagerSubmit(waited)
+	s.queued(inflight{seq: r.seq, p: pend, rec: r}, waited)
 	return nil
 }
 

@@ -37,13 +37,22 @@ func (s *Stream) submit(p *prepared, in, outs []*tensor.Tensor, waited bool) err
 		s.recycle(seq)
 		return err
 	}
+	s.queued(inflight{seq: seq, p: pend}, waited)
+	return nil
+}
+
+// queued puts a call just submitted in the ring (a recording's marked busy
+// and used now) and takes back what completed. Called with mu held.
+func (s *Stream) queued(f inflight, waited bool) {
 	s.submits++
-	s.ring = append(s.ring, inflight{seq: seq, p: pend})
-	s.last, s.has = pend, true
+	if r := f.rec; r != nil {
+		r.busy, r.used = true, s.submits
+	}
+	s.ring = append(s.ring, f)
+	s.last, s.has = f.p, true
 	s.reclaim() // after the submit, not before (reclaim)
 	s.schedule()
 	s.dev.CountEagerSubmit(waited)
-	return nil
 }
 
 // syncMapped records the host read barrier of the mapped outputs.
@@ -108,10 +117,10 @@ func (s *Stream) take() (seq *sequence.Sequence, waited bool, err error) {
 // completed, for the oldest (waited is then true); below the bound it
 // does nothing (calls reclaim after their submit). Called with mu held.
 func (s *Stream) backpressure() (waited bool, err error) {
-	if len(s.ring) >= s.maxHeld {
-		s.reclaim()
+	if len(s.ring) < s.maxHeld {
+		return false, nil
 	}
-	if len(s.ring) >= s.maxHeld {
+	if s.reclaim(); len(s.ring) >= s.maxHeld {
 		// Back-pressure: the call holds the gate, so the wait must end
 		// when Manager.Close starts, not hold Close's drain until its
 		// deadline. Queue waits enter the gate per slice and fail then;
